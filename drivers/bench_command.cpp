@@ -1,0 +1,168 @@
+// larmor bench: kernel time of the named workloads (docs/performance.md).
+// Times the fused kernel alone (tables and tissue uploaded first, a warm-up
+// launch, then the best of --repeats), counts the useful flops from the event
+// stream, and writes the figures as JSON (atomically) and a table.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "commands.hpp"
+#include "common/kokkos_compat.hpp"
+#include "epg/forward.hpp"
+#include "simulate/device_tissue.hpp"
+#include "simulate/simulator.hpp"
+#include "workloads.hpp"
+
+namespace larmor::drivers {
+
+void add_bench(CLI::App& app, BenchArgs& args) {
+  CLI::App* cmd = app.add_subcommand("bench", "Time the fused kernel on the named workloads");
+  cmd->add_option("-w,--workload", args.workloads, "mese, spgr3d, mrf (repeatable)");
+  cmd->add_option("-s,--scale", args.scale, "Fraction of each workload's voxel count")
+      ->check(CLI::Range(1e-9, 1.0));
+  cmd->add_option("-n,--voxels", args.voxels, "Voxel count (overrides --scale)");
+  cmd->add_option("-r,--repeats", args.repeats, "Timed repeats (best is reported)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("-j,--json", args.json, "Where the JSON results go");
+  cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
+}
+
+namespace {
+
+// Flops the kernel does for one voxel over the stream: per live order, a
+// rotation (65) for a pulse and a free evolution (15) for an interval.
+double flops_per_voxel(const sequence::PackedSequence& p, int orders) {
+  double flops = 0.0;
+  int shifts = 0;
+  for (std::int64_t i = 0; i < p.size(); ++i) {
+    shifts += abi::shifts_of(p.action[std::size_t(i)]);
+    const double live = std::min(shifts + 1, orders);
+    if (p.kind[std::size_t(i)] == std::uint8_t(abi::EventKind::pulse)) flops += 65.0 * live;
+    if (p.duration[std::size_t(i)] > 0.0f) flops += 15.0 * live;
+  }
+  return flops;
+}
+
+struct Result {
+  std::string workload;
+  std::int64_t voxels = 0, events = 0;
+  int samples = 0, orders = 0, repeats = 0;
+  double best_s = 0, median_s = 0, flops = 0;
+};
+
+std::string hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+Result bench_one(const std::string& name, const BenchArgs& args) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  using Mem = Exec::memory_space;
+  Workload w = make_workload(name, args.schedule);
+  const std::int64_t voxels = args.voxels > 0 ? args.voxels
+                                              : std::max<std::int64_t>(1, std::llround(double(w.full_voxels) * args.scale));
+  simulate::Options opts;
+  opts.orders = w.orders;
+  simulate::Simulator sim(w.sequence, opts);
+  const tissue::Tissue tissue = workload_tissue(name, voxels);
+  tissue.validate("bench tissue");
+
+  // Signals of a chunk stay within 2 GiB; the kernel is timed over all chunks.
+  const std::int64_t per_voxel = std::int64_t(sim.samples()) * 8;
+  const std::int64_t chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, (std::int64_t(2) << 30) / per_voxel));
+  const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
+  std::vector<epg::TissueViews<Mem>> chunks;
+  for (std::int64_t b = 0; b < voxels; b += chunk) {
+    chunks.push_back(simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b)));
+  }
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk, sim.samples(), 2);
+  Exec exec;
+  auto run_all = [&] {
+    exec.fence();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& c : chunks) epg::simulate_forward(exec, table, c, signals);
+    exec.fence();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  run_all();  // warm-up
+  std::vector<double> times;
+  for (int r = 0; r < args.repeats; ++r) times.push_back(run_all());
+  std::sort(times.begin(), times.end());
+
+  Result res;
+  res.workload = name;
+  res.voxels = voxels;
+  res.events = sim.events();
+  res.samples = sim.samples();
+  res.orders = sim.orders();
+  res.repeats = args.repeats;
+  res.best_s = times.front();
+  res.median_s = times[times.size() / 2];
+  res.flops = flops_per_voxel(sim.packed(), sim.orders()) * double(voxels);
+  return res;
+}
+
+void write_json_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) throw std::runtime_error(path + ": cannot write the benchmark results");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
+  if (comm.size() > 1 && comm.is_root()) {
+    std::fprintf(stderr, "larmor bench: timing rank 0 only; run the bench on one rank\n");
+  }
+  const int threads = Kokkos::DefaultExecutionSpace().concurrency();
+  std::vector<Result> results;
+  for (const auto& name : args.workloads) results.push_back(bench_one(name, args));
+  if (!comm.is_root()) return 0;
+
+  std::ostringstream json;
+  json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
+       << "\",\n  \"backend\": \"" << kx::backend_name() << "\",\n  \"concurrency\": " << threads
+       << ",\n  \"results\": [\n";
+  std::printf("%-8s %10s %8s %7s %6s %12s %12s %14s %10s\n", "workload", "voxels", "events",
+              "samples", "orders", "best [s]", "ns/ev/vox", "ev*vox/s", "GFLOP/s");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    const double ev = double(r.events) * double(r.voxels);
+    const double ns = r.best_s * 1e9 / ev;
+    const double gflops = r.flops / r.best_s * 1e-9;
+    std::printf("%-8s %10lld %8lld %7d %6d %12.6f %12.4f %14.4g %10.2f\n", r.workload.c_str(),
+                static_cast<long long>(r.voxels), static_cast<long long>(r.events), r.samples,
+                r.orders, r.best_s, ns, ev / r.best_s, gflops);
+    json << "    {\"workload\": \"" << r.workload << "\", \"voxels\": " << r.voxels
+         << ", \"events\": " << r.events << ", \"samples\": " << r.samples
+         << ", \"orders\": " << r.orders << ", \"repeats\": " << r.repeats
+         << ", \"best_s\": " << r.best_s << ", \"median_s\": " << r.median_s
+         << ", \"ns_per_event_voxel\": " << ns << ", \"event_voxels_per_s\": " << ev / r.best_s
+         << ", \"us_per_voxel\": " << r.best_s * 1e6 / double(r.voxels)
+         << ", \"flops\": " << r.flops << ", \"gflop_per_s\": " << gflops << "}"
+         << (i + 1 < results.size() ? ",\n" : "\n");
+  }
+  json << "  ]\n}\n";
+  write_json_atomically(args.json, json.str());
+  std::printf("larmor bench: wrote %s\n", args.json.c_str());
+  return 0;
+}
+
+}  // namespace larmor::drivers

@@ -1,0 +1,31 @@
+// The larmor subcommands. Each registers its options on the CLI11 app and
+// runs after parsing; main.cpp owns MPI and Kokkos.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "parallel/communicator.hpp"
+
+namespace larmor::drivers {
+
+struct SimulateArgs {
+  std::string deck;
+  std::string output;  // overrides the deck's [output] path
+  int orders = -1;     // overrides the deck's [simulation] orders
+  bool quiet = false;
+};
+void add_simulate(CLI::App& app, SimulateArgs& args);
+int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm);
+
+struct BenchArgs {
+  std::vector<std::string> workloads = {"mese", "spgr3d"};
+  double scale = 1.0;         // fraction of the workload's voxel count
+  long long voxels = 0;       // overrides scale when > 0
+  int repeats = 5;
+  std::string json = "larmor-bench.json";
+  std::string schedule;       // mrf schedule CSV
+};
+void add_bench(CLI::App& app, BenchArgs& args);
+int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
+
+}  // namespace larmor::drivers

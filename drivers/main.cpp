@@ -1,0 +1,87 @@
+// larmor: one executable, subcommands under drivers/. main owns MPI and
+// Kokkos (in that order), maps each rank to a GPU, and turns every error into
+// a message and a non-zero exit status.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
+#include "common/kokkos_compat.hpp"
+#include "parallel/communicator.hpp"
+
+namespace {
+
+// Ranks sharing a node take distinct GPUs, unless the user chose a device.
+std::vector<std::string> kokkos_arguments(int argc, char** argv,
+                                          const larmor::parallel::Communicator& world) {
+  std::vector<std::string> args(argv, argv + argc);
+#if defined(KOKKOS_ENABLE_CUDA)
+  bool chosen = false;
+  for (const auto& a : args) chosen |= a.rfind("--kokkos-device", 0) == 0 || a.rfind("--kokkos-num-devices", 0) == 0;
+  int devices = 0;
+  if (!chosen && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    MPI_Comm node;
+    MPI_Comm_split_type(world.comm(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL, &node);
+    int local_rank = 0;
+    MPI_Comm_rank(node, &local_rank);
+    MPI_Comm_free(&node);
+    args.push_back("--kokkos-device-id=" + std::to_string(local_rank % devices));
+  }
+#else
+  (void)world;
+#endif
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  larmor::parallel::MpiSession mpi(&argc, &argv);
+  larmor::parallel::Communicator world;
+
+  std::vector<std::string> kargs = kokkos_arguments(argc, argv, world);
+  std::vector<char*> kargv;
+  for (auto& a : kargs) kargv.push_back(a.data());
+  int kargc = static_cast<int>(kargv.size());
+  kargv.push_back(nullptr);
+  Kokkos::ScopeGuard kokkos(kargc, kargv.data());
+
+  CLI::App app{"larmor: extended phase graph simulation and estimation for MRI"};
+  app.require_subcommand(1);
+  app.allow_extras(false);
+  app.set_version_flag("--version", std::string(LARMOR_VERSION));
+  larmor::drivers::SimulateArgs simulate_args;
+  larmor::drivers::BenchArgs bench_args;
+  larmor::drivers::add_simulate(app, simulate_args);
+  larmor::drivers::add_bench(app, bench_args);
+
+  // Kokkos' own flags were consumed above; hide any left from CLI11.
+  std::vector<std::string> cli_args;
+  for (int i = argc - 1; i >= 1; --i) {
+    const std::string a = argv[i];
+    if (a.rfind("--kokkos-", 0) != 0) cli_args.push_back(a);
+  }
+  try {
+    app.parse(cli_args);
+  } catch (const CLI::ParseError& e) {
+    const int code = world.is_root() ? app.exit(e) : (e.get_exit_code());
+    return code;
+  }
+
+  int status = 0;
+  try {
+    if (app.got_subcommand("simulate")) status = larmor::drivers::run_simulate(simulate_args, world);
+    if (app.got_subcommand("bench")) status = larmor::drivers::run_bench(bench_args, world);
+  } catch (const std::exception& e) {
+    if (world.size() == 1) {
+      std::fprintf(stderr, "larmor: error: %s\n", e.what());
+    } else {
+      std::fprintf(stderr, "larmor (rank %d): error: %s\n", world.rank(), e.what());
+    }
+    status = 1;
+  }
+  return status;
+}

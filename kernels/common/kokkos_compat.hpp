@@ -1,0 +1,57 @@
+// The one place that knows which Kokkos version is in use.
+//
+// larmor builds against Kokkos 3.4 (Debian's trilinos source, patched) and
+// against the 4.x/5.x installs of clusters. Everything that differs between
+// them is spelled here once; the rest of the code uses these names.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#ifndef KOKKOS_VERSION
+#error "Kokkos_Core.hpp did not define KOKKOS_VERSION"
+#endif
+
+namespace larmor::kx {
+
+#if KOKKOS_VERSION >= 30700
+using Kokkos::cos;
+using Kokkos::exp;
+using Kokkos::fabs;
+using Kokkos::floor;
+using Kokkos::log;
+using Kokkos::nearbyint;
+using Kokkos::sin;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::cos;
+using Kokkos::Experimental::exp;
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::floor;
+using Kokkos::Experimental::log;
+using Kokkos::Experimental::nearbyint;
+using Kokkos::Experimental::sin;
+using Kokkos::Experimental::sqrt;
+#endif
+
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr T min(T a, T b) {
+  return b < a ? b : a;
+}
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION constexpr T max(T a, T b) {
+  return a < b ? b : a;
+}
+
+inline constexpr double pi = 3.14159265358979323846;
+
+using DefaultExec = Kokkos::DefaultExecutionSpace;
+using HostExec = Kokkos::DefaultHostExecutionSpace;
+using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+
+template <class Exec>
+inline constexpr bool is_host_space_v =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
+
+inline const char* backend_name() { return DefaultExec::name(); }
+
+}  // namespace larmor::kx

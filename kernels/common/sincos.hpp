@@ -1,0 +1,54 @@
+// One-reduction sine and cosine for the kernels' per-voxel angles.
+//
+// The flip angle times B1 is per voxel, so it cannot be tabulated on the host.
+// Two library calls would each reduce the argument; here one Cody-Waite
+// reduction by a quarter turn feeds the single-precision minimax polynomials
+// published with Cephes (sinf/cosf), which are accurate to about an ulp on
+// |r| <= pi/4. Valid for |x| up to a few thousand radians, far beyond any
+// flip angle; precession angles go through sincos_turns instead.
+#pragma once
+
+#include "common/kokkos_compat.hpp"
+
+namespace larmor {
+
+// The plain value of a number (dual numbers overload this).
+KOKKOS_FORCEINLINE_FUNCTION float value_of(float x) { return x; }
+KOKKOS_FORCEINLINE_FUNCTION double value_of(double x) { return x; }
+
+KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
+  // Quarter turn split in three parts whose leading parts multiply a small
+  // integer exactly in float.
+  constexpr float two_over_pi = 0.636619772367581343f;
+  constexpr float qt1 = 1.5703125f;
+  constexpr float qt2 = 4.837512969970703125e-4f;
+  constexpr float qt3 = 7.54978995489188216e-8f;
+  const float jf = kx::nearbyint(x * two_over_pi);
+  const int quadrant = static_cast<int>(jf) & 3;
+  const float r = ((x - jf * qt1) - jf * qt2) - jf * qt3;
+  const float r2 = r * r;
+  const float sr = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  const float cr = 1.0f - 0.5f * r2 +
+                   r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  switch (quadrant) {
+    case 0: s = sr; c = cr; break;
+    case 1: s = cr; c = -sr; break;
+    case 2: s = -sr; c = -cr; break;
+    default: s = -cr; c = sr; break;
+  }
+}
+
+KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(double x, double& s, double& c) {
+  s = kx::sin(x);
+  c = kx::cos(x);
+}
+
+// sin and cos of 2 pi * turns. Whole turns are removed exactly first, so a long
+// interval at a large off-resonance keeps its fractional phase.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION void sincos_turns(const Real& turns, Real& s, Real& c) {
+  const Real whole = Real(kx::nearbyint(value_of(turns)));
+  sincos_reduced((turns - whole) * Real(6.283185307179586), s, c);
+}
+
+}  // namespace larmor

@@ -1,0 +1,12 @@
+// Explicit instantiation of the forward kernel for the Cuda backend.
+#include "epg/forward_impl.hpp"
+
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace larmor::epg {
+template LaunchShape choose_launch_shape<Kokkos::Cuda>(int, int);
+template void simulate_forward<Kokkos::Cuda>(
+    const Kokkos::Cuda&, const EventTable<Kokkos::Cuda::memory_space>&,
+    const TissueViews<Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&);
+}  // namespace larmor::epg
+#endif

@@ -1,0 +1,12 @@
+// Explicit instantiation of the forward kernel for the OpenMP backend.
+#include "epg/forward_impl.hpp"
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+namespace larmor::epg {
+template LaunchShape choose_launch_shape<Kokkos::OpenMP>(int, int);
+template void simulate_forward<Kokkos::OpenMP>(
+    const Kokkos::OpenMP&, const EventTable<Kokkos::OpenMP::memory_space>&,
+    const TissueViews<Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&);
+}  // namespace larmor::epg
+#endif

@@ -1,0 +1,12 @@
+// Explicit instantiation of the forward kernel for the Serial backend.
+#include "epg/forward_impl.hpp"
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+namespace larmor::epg {
+template LaunchShape choose_launch_shape<Kokkos::Serial>(int, int);
+template void simulate_forward<Kokkos::Serial>(
+    const Kokkos::Serial&, const EventTable<Kokkos::Serial::memory_space>&,
+    const TissueViews<Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&);
+}  // namespace larmor::epg
+#endif

@@ -1,0 +1,83 @@
+// The parameter ABI shared by the packer (src/sequence) and every EPG kernel.
+//
+// A sequence reaches the kernels as nine flat arrays, one entry per event. This
+// header is the single definition of their meaning; it deliberately includes no
+// Kokkos so that host-only code (builders, Pulseq reader) can use it.
+#pragma once
+
+#include <cstdint>
+
+namespace larmor::abi {
+
+// What an event does at its instant. Gradients are not events: their effect is
+// carried by the action bits below.
+enum class EventKind : std::uint8_t {
+  wait = 0,   // free evolution only
+  pulse = 1,  // instantaneous RF rotation by flip * B1 about the axis at `phase`
+  adc = 2,    // record F+_0 (times M0, demodulated by `phase`) into output_index
+};
+
+// Bits of the action word. Each set shift bit dephases by exactly one order
+// (one declared crusher moment); a description cannot express other moments.
+namespace action {
+inline constexpr std::uint32_t crush_before = 1u << 0;  // shift, then the instant
+inline constexpr std::uint32_t crush_after = 1u << 1;   // shift after the instant
+inline constexpr std::uint32_t shift_after = 1u << 2;   // shift after a readout
+inline constexpr std::uint32_t spoil_after = 1u << 3;   // ideal spoiling: F+- = 0
+inline constexpr std::uint32_t echo_centre = 1u << 4;   // marks an ADC at an echo
+inline constexpr std::uint32_t all_bits = (1u << 5) - 1u;
+}  // namespace action
+
+// The nine arrays, in ABI order. Units are SI: seconds, radians, hertz.
+//   duration        float     free evolution after the event's instant [s]
+//   kind            uint8     EventKind
+//   flip            float     nominal flip angle [rad] (pulse), 0 otherwise
+//   phase           double    RF phase (pulse) or receiver phase (adc) [rad];
+//                             unbounded (RF spoiling), so kept in double and
+//                             reduced on the host before launch
+//   action          uint32    action bits
+//   output_index    int32     sample slot of an adc, -1 for everything else
+//   shim_index      int32     transmit shim setting used by a pulse (0 = none)
+//   saturation      float     bound-pool saturation weight of a pulse
+//   rf_frequency_hz float     RF offset of a pulse from the water resonance [Hz]
+inline constexpr int event_parameter_count = 9;
+inline constexpr const char* event_parameter_names[event_parameter_count] = {
+    "duration", "kind",       "flip",       "phase",          "action",
+    "output_index", "shim_index", "saturation", "rf_frequency_hz"};
+
+// A non-owning view of the nine arrays on the host, in ABI order. The packer
+// owns them (sequence::PackedSequence); kernels build their launch tables
+// from this view and never see the sequence classes.
+struct PackedEventsRef {
+  std::int64_t count = 0;
+  const float* duration = nullptr;
+  const std::uint8_t* kind = nullptr;
+  const float* flip = nullptr;
+  const double* phase = nullptr;
+  const std::uint32_t* action = nullptr;
+  const std::int32_t* output_index = nullptr;
+  const std::int32_t* shim_index = nullptr;
+  const float* saturation = nullptr;
+  const float* rf_frequency_hz = nullptr;
+};
+
+// Order of operations inside one event (every kernel and every reference
+// implementation follows this):
+//   1. crush_before: shift by one order
+//   2. the instant: pulse rotation, or adc sample, or nothing
+//   3. crush_after, then shift_after: one shift per bit
+//   4. spoil_after: transverse states set to zero
+//   5. free evolution for `duration`: T2 decay of F, T1 decay and recovery of
+//      Z, off-resonance precession F+ *= exp(+i 2 pi df t), F- *= exp(-i ...)
+inline constexpr int shifts_of(std::uint32_t a) {
+  return int((a & action::crush_before) != 0) + int((a & action::crush_after) != 0) +
+         int((a & action::shift_after) != 0);
+}
+
+// Kernel limits (see docs/kernels.md). A tile holds at most one order per
+// thread, and a GPU block has at most 1024 threads.
+inline constexpr int max_orders = 1024;
+inline constexpr int min_default_orders = 8;
+inline constexpr int max_default_orders = 64;
+
+}  // namespace larmor::abi

@@ -1,0 +1,73 @@
+#include "epg/event_table.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace larmor::epg {
+
+namespace {
+std::string where(std::int64_t i, const char* field) {
+  return "event " + std::to_string(i) + ", field '" + field + "'";
+}
+}  // namespace
+
+void check_order_limit(int orders, const std::string& kernel_name) {
+  if (orders < 1 || orders > abi::max_orders) {
+    throw std::invalid_argument(kernel_name + ": " + std::to_string(orders) +
+                                " orders requested, but the kernel holds at most " +
+                                std::to_string(abi::max_orders) +
+                                " (one order per thread of a 1024-thread tile)");
+  }
+}
+
+std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int orders,
+                                             int sample_count) {
+  check_order_limit(orders, "epg::build_event_records");
+  if (ev.count < 0 || ev.count > std::numeric_limits<std::int32_t>::max()) {
+    throw std::invalid_argument("epg::build_event_records: " + std::to_string(ev.count) +
+                                " events do not fit the kernels' 32-bit event index");
+  }
+  std::vector<EventRecord> out(static_cast<std::size_t>(ev.count));
+  int shifts = 0;
+  for (std::int64_t i = 0; i < ev.count; ++i) {
+    const auto kind = ev.kind[i];
+    if (kind > static_cast<std::uint8_t>(abi::EventKind::adc)) {
+      throw std::invalid_argument(where(i, "kind") + ": unknown event kind " +
+                                  std::to_string(kind));
+    }
+    const std::uint32_t act = ev.action[i];
+    if ((act & ~abi::action::all_bits) != 0) {
+      throw std::invalid_argument(where(i, "action") + ": unknown action bits");
+    }
+    if (!std::isfinite(ev.duration[i]) || ev.duration[i] < 0.0f) {
+      throw std::invalid_argument(where(i, "duration") + ": must be finite and >= 0");
+    }
+    if (!std::isfinite(ev.flip[i]) || !std::isfinite(ev.phase[i])) {
+      throw std::invalid_argument(where(i, "flip/phase") + ": must be finite");
+    }
+    const std::int32_t slot = ev.output_index[i];
+    const bool is_adc = kind == static_cast<std::uint8_t>(abi::EventKind::adc);
+    if (is_adc ? (slot < 0 || slot >= sample_count) : slot != -1) {
+      throw std::invalid_argument(where(i, "output_index") + ": " + std::to_string(slot) +
+                                  (is_adc ? " is outside the sample range" :
+                                            " must be -1 for a non-adc event"));
+    }
+    shifts += abi::shifts_of(act);
+    // Everything starts in Z_0 and only shifts raise the order, so after
+    // `shifts` shifts no order above `shifts` can be non-zero.
+    const int live = shifts + 1 < orders ? shifts + 1 : orders;
+    EventRecord& r = out[static_cast<std::size_t>(i)];
+    r.duration = ev.duration[i];
+    r.flip = ev.flip[i];
+    r.cos_phase = static_cast<float>(std::cos(ev.phase[i]));
+    r.sin_phase = static_cast<float>(std::sin(ev.phase[i]));
+    r.control = (act & 0xffu) | (std::uint32_t(kind) << 8) | (std::uint32_t(live) << 16);
+    r.output_index = slot;
+    r.rf_frequency_hz = ev.rf_frequency_hz[i];
+    r.saturation = ev.saturation[i];
+  }
+  return out;
+}
+
+}  // namespace larmor::epg

@@ -1,0 +1,75 @@
+// Launch tables: what the host derives once per packed stream, before launch.
+//
+// The nine ABI arrays are turned into one compact record per event (32 bytes,
+// so a team stages a tile of them in scratch with one coalesced copy). The
+// record holds the phase as its cosine and sine, taken in double on the host,
+// and the number of orders that can be non-zero at that event, so kernels
+// skip orders that are still exactly zero.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/kokkos_compat.hpp"
+#include "epg/event_abi.hpp"
+
+namespace larmor::epg {
+
+struct EventRecord {
+  float duration;
+  float flip;
+  float cos_phase;
+  float sin_phase;
+  std::uint32_t control;  // action bits [0, 8), kind [8, 16), live orders [16, 32)
+  std::int32_t output_index;
+  float rf_frequency_hz;
+  float saturation;
+};
+static_assert(sizeof(EventRecord) == 32, "an event record is staged as 32 bytes");
+
+KOKKOS_FORCEINLINE_FUNCTION std::uint32_t action_of(const EventRecord& r) {
+  return r.control & 0xffu;
+}
+KOKKOS_FORCEINLINE_FUNCTION abi::EventKind kind_of(const EventRecord& r) {
+  return static_cast<abi::EventKind>((r.control >> 8) & 0xffu);
+}
+KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
+  return static_cast<int>(r.control >> 16);
+}
+
+// Validates the arrays (kinds, action bits, output indices, finite values) and
+// builds the records for a run with `orders` orders. Throws
+// std::invalid_argument naming the event and the field.
+std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& events, int orders,
+                                             int sample_count);
+
+// Refuses an order count the kernels cannot hold, naming the kernel.
+void check_order_limit(int orders, const std::string& kernel_name);
+
+template <class MemorySpace>
+struct EventTable {
+  Kokkos::View<const EventRecord*, MemorySpace> records;
+  int count = 0;
+  int orders = 0;
+  int samples = 0;
+};
+
+template <class MemorySpace>
+EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int orders,
+                                         int sample_count) {
+  const std::vector<EventRecord> host = build_event_records(events, orders, sample_count);
+  Kokkos::View<EventRecord*, MemorySpace> device(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::event_records"), host.size());
+  Kokkos::View<const EventRecord*, Kokkos::HostSpace, kx::Unmanaged> staged(host.data(),
+                                                                            host.size());
+  Kokkos::deep_copy(device, staged);
+  EventTable<MemorySpace> table;
+  table.records = device;
+  table.count = static_cast<int>(host.size());
+  table.orders = orders;
+  table.samples = sample_count;
+  return table;
+}
+
+}  // namespace larmor::epg

@@ -1,0 +1,36 @@
+// Entry point of the fused forward EPG simulation (declarations).
+//
+// The implementation (forward_impl.hpp) is instantiated once per enabled
+// backend in kernels/epg/backends/, so a translation unit that only launches
+// the kernel compiles quickly and the layouts are compiled exactly once.
+#pragma once
+
+#include "epg/event_table.hpp"
+#include "epg/tissue_views.hpp"
+
+namespace larmor::epg {
+
+inline constexpr const char* forward_kernel_name = "larmor::epg::forward";
+
+// What is compiled for a launch: orders per thread and voxels per team (the
+// state layout), and the team size and event-tile length chosen at run time.
+struct LaunchShape {
+  int orders_per_thread = 0;
+  int lanes = 0;
+  int team_threads = 0;
+  int tile_events = 0;
+  int league = 0;
+};
+
+template <class ExecSpace>
+LaunchShape choose_launch_shape(int orders, int voxels);
+
+// Simulates every voxel of `tissue` through `events`, writing the complex
+// signal of every recorded sample: signals(voxel, sample, {re, im}).
+template <class ExecSpace>
+void simulate_forward(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals);
+
+}  // namespace larmor::epg

@@ -1,0 +1,315 @@
+#include "formats/deck.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "sequence/builders/builders.hpp"
+
+namespace larmor::formats {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A table together with where it came from, so that every complaint can name
+// the file, the line, the table and the key.
+class Section {
+ public:
+  Section(const std::string& file, const std::string& name, const toml::table* table)
+      : file_(file), name_(name), table_(table) {}
+
+  bool has(const std::string& key) const { return table_ && table_->contains(key); }
+  const toml::node* node(const std::string& key) const {
+    used_.insert(key);
+    return table_ ? table_->get(key) : nullptr;
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    std::ostringstream msg;
+    msg << file_;
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (n) msg << ":" << n->source().begin.line;
+    msg << ": [" << name_ << "] " << key << " " << what;
+    throw DeckError(msg.str());
+  }
+
+  double number(const std::string& key, double fallback) const {
+    const toml::node* n = node(key);
+    if (!n) return fallback;
+    if (auto v = n->value<double>(); v && (n->is_number())) {
+      if (!std::isfinite(*v)) fail(key, "must be finite");
+      return *v;
+    }
+    fail(key, "must be a number");
+  }
+  double positive(const std::string& key, double fallback) const {
+    const double v = number(key, fallback);
+    if (!(v > 0.0)) fail(key, "must be positive");
+    return v;
+  }
+  int integer(const std::string& key, int fallback, int min_value) const {
+    const toml::node* n = node(key);
+    if (!n) return fallback;
+    if (!n->is_integer()) fail(key, "must be an integer");
+    const auto v = n->value<std::int64_t>().value();
+    if (v < min_value || v > std::numeric_limits<int>::max()) {
+      fail(key, "must be an integer >= " + std::to_string(min_value));
+    }
+    return static_cast<int>(v);
+  }
+  bool boolean(const std::string& key, bool fallback) const {
+    const toml::node* n = node(key);
+    if (!n) return fallback;
+    if (!n->is_boolean()) fail(key, "must be true or false");
+    return n->value<bool>().value();
+  }
+  std::string string(const std::string& key, const std::string& fallback) const {
+    const toml::node* n = node(key);
+    if (!n) return fallback;
+    if (!n->is_string()) fail(key, "must be a string");
+    return n->value<std::string>().value();
+  }
+  std::vector<double> numbers(const std::string& key) const {
+    const toml::node* n = node(key);
+    std::vector<double> out;
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, "must be an array of numbers");
+    for (const toml::node& e : *a) {
+      auto v = e.value<double>();
+      if (!e.is_number() || !v || !std::isfinite(*v)) fail(key, "must hold finite numbers only");
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  // Every key the deck gave must have been read by someone.
+  void reject_unknown_keys() const {
+    if (!table_) return;
+    for (const auto& [key, value] : *table_) {
+      const std::string k(key.str());
+      if (!used_.count(k)) fail(k, "is not a known key of this section");
+    }
+  }
+
+ private:
+  std::string file_, name_;
+  const toml::table* table_;
+  mutable std::set<std::string> used_;
+};
+
+double ms(double v) { return v * 1e-3; }
+
+sequence::Description build_sequence(const std::string& builder, const Section& s,
+                                     const fs::path& deck_dir) {
+  using namespace sequence;
+  if (builder == "mese") {
+    MeseParams p;
+    p.echoes = s.integer("echoes", p.echoes, 1);
+    p.echo_spacing_s = ms(s.positive("echo_spacing_ms", p.echo_spacing_s * 1e3));
+    p.excitation_deg = s.number("excitation_deg", p.excitation_deg);
+    p.excitation_phase_deg = s.number("excitation_phase_deg", p.excitation_phase_deg);
+    p.refocusing_deg = s.number("refocusing_deg", p.refocusing_deg);
+    p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
+    return build_mese(p);
+  }
+  if (builder == "spgr") {
+    SpgrParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
+    const std::string spoiler = s.string("spoiler", "gradient");
+    if (spoiler == "gradient") {
+      p.spoiler = Spoiler::gradient_shift;
+    } else if (spoiler == "ideal") {
+      p.spoiler = Spoiler::ideal;
+    } else {
+      s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
+    }
+    return build_spgr(p);
+  }
+  if (builder == "bssfp") {
+    BssfpParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = s.has("te_ms") ? ms(s.number("te_ms", 0.0)) : -1.0;
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    p.dummy_repetitions = s.integer("dummy_repetitions", p.dummy_repetitions, 0);
+    if (s.has("phase_increments_deg")) {
+      p.phase_increments_deg = s.numbers("phase_increments_deg");
+      if (p.phase_increments_deg.empty()) s.fail("phase_increments_deg", "must not be empty");
+    }
+    return build_bssfp(p);
+  }
+  if (builder == "mrf") {
+    MrfParams p;
+    const std::string schedule = s.string("schedule", "");
+    if (schedule.empty()) s.fail("schedule", "is required: the CSV file of the train");
+    const fs::path file = fs::path(schedule).is_absolute() ? fs::path(schedule)
+                                                           : deck_dir / schedule;
+    p.schedule = read_mrf_schedule_csv(file.string());
+    p.nominal_flip_deg = s.number("nominal_flip_deg", p.nominal_flip_deg);
+    p.base_tr_s = ms(s.positive("base_tr_ms", p.base_tr_s * 1e3));
+    p.base_te_s = ms(s.number("base_te_ms", p.base_te_s * 1e3));
+    p.inversion = s.boolean("inversion", p.inversion);
+    p.inversion_delay_s = ms(s.number("inversion_delay_ms", p.inversion_delay_s * 1e3));
+    const int limit = s.integer("repetitions", static_cast<int>(p.schedule.size()), 1);
+    if (limit < static_cast<int>(p.schedule.size())) p.schedule.resize(std::size_t(limit));
+    return build_mrf(p);
+  }
+  std::string known;
+  for (const auto& n : builder_names()) known += (known.empty() ? "" : ", ") + n;
+  s.fail("builder", "'" + builder + "' is not a shipped builder (" + known + ")");
+}
+
+// A property given as a number, an array, or a range {from, to, count,
+// spacing = "linear" | "log"}.
+std::vector<double> property_values(const Section& s, const std::string& key) {
+  const toml::node* n = s.node(key);
+  if (n->is_number()) return {s.number(key, 0.0)};
+  if (n->is_array()) {
+    auto v = s.numbers(key);
+    if (v.empty()) s.fail(key, "must not be an empty array");
+    return v;
+  }
+  if (const toml::table* t = n->as_table()) {
+    const auto get = [&](const char* field) -> const toml::node* { return t->get(field); };
+    for (const auto& [k, v] : *t) {
+      const std::string name(k.str());
+      if (name != "from" && name != "to" && name != "count" && name != "spacing") {
+        s.fail(key, "has an unknown range field '" + name + "'");
+      }
+    }
+    const toml::node* from = get("from");
+    const toml::node* to = get("to");
+    const toml::node* count = get("count");
+    if (!from || !to || !count || !from->is_number() || !to->is_number() || !count->is_integer()) {
+      s.fail(key, "range needs numeric 'from', 'to' and an integer 'count'");
+    }
+    const double a = from->value<double>().value();
+    const double b = to->value<double>().value();
+    const std::int64_t c = count->value<std::int64_t>().value();
+    const std::string spacing =
+        get("spacing") ? get("spacing")->value<std::string>().value_or("?") : "linear";
+    if (c < 1 || c > 100000000) s.fail(key, "range count must be between 1 and 1e8");
+    if (!std::isfinite(a) || !std::isfinite(b)) s.fail(key, "range ends must be finite");
+    std::vector<double> out(static_cast<std::size_t>(c));
+    for (std::int64_t i = 0; i < c; ++i) {
+      const double f = c == 1 ? 0.0 : double(i) / double(c - 1);
+      if (spacing == "linear") {
+        out[std::size_t(i)] = a + (b - a) * f;
+      } else if (spacing == "log") {
+        if (!(a > 0.0 && b > 0.0)) s.fail(key, "a log range needs positive ends");
+        out[std::size_t(i)] = a * std::pow(b / a, f);
+      } else {
+        s.fail(key, "range spacing must be \"linear\" or \"log\"");
+      }
+    }
+    return out;
+  }
+  s.fail(key, "must be a number, an array of numbers, or {from, to, count, spacing}");
+}
+
+TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
+  TissueSpec spec;
+  if (s.has("maps")) {
+    spec.mode = TissueSpec::Mode::maps;
+    const std::string maps = s.string("maps", "");
+    spec.maps_path = (fs::path(maps).is_absolute() ? fs::path(maps) : deck_dir / maps).string();
+    spec.mask_dataset = s.string("mask", "");
+  }
+  for (tissue::Property p : tissue::all_properties) {
+    const std::string key = tissue::deck_name(p);
+    if (!s.has(key)) continue;
+    if (spec.mode == TissueSpec::Mode::maps && s.node(key)->is_string()) {
+      spec.map_datasets[p] = s.string(key, "");
+    } else {
+      spec.values[p] = property_values(s, key);
+    }
+  }
+  s.reject_unknown_keys();
+  return spec;
+}
+
+const toml::table* table_or_null(const toml::table& root, const char* name,
+                                 const std::string& file) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  if (!n->is_table()) {
+    throw DeckError(file + ":" + std::to_string(n->source().begin.line) + ": '" + name +
+                    "' must be a table ([" + name + "])");
+  }
+  return n->as_table();
+}
+
+}  // namespace
+
+std::vector<std::string> builder_names() { return {"mese", "spgr", "bssfp", "mrf"}; }
+
+Deck read_deck(const std::string& path) {
+  if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                    std::to_string(e.source().begin.column) + ": " +
+                    std::string(e.description()));
+  }
+  for (const auto& [key, value] : root) {
+    const std::string k(key.str());
+    if (k != "sequence" && k != "tissue" && k != "simulation" && k != "output") {
+      throw DeckError(path + ":" + std::to_string(value.source().begin.line) +
+                      ": unknown section '" + k +
+                      "' (known: sequence, tissue, simulation, output)");
+    }
+  }
+  const fs::path deck_dir = fs::absolute(fs::path(path)).parent_path();
+  Deck deck;
+  deck.path = path;
+
+  const toml::table* seq_table = table_or_null(root, "sequence", path);
+  if (!seq_table) throw DeckError(path + ": the [sequence] section is required");
+  Section seq(path, "sequence", seq_table);
+  deck.builder = seq.string("builder", "");
+  if (deck.builder.empty()) {
+    throw DeckError(path + ":" + std::to_string(seq_table->source().begin.line) +
+                    ": [sequence] needs a 'builder' key");
+  }
+  try {
+    deck.sequence = build_sequence(deck.builder, seq, deck_dir);
+  } catch (const DeckError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DeckError(path + ": [sequence] " + e.what());
+  }
+  seq.reject_unknown_keys();
+
+  const toml::table* tissue_table = table_or_null(root, "tissue", path);
+  if (!tissue_table) throw DeckError(path + ": the [tissue] section is required");
+  deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
+
+  Section sim(path, "simulation", table_or_null(root, "simulation", path));
+  deck.simulation.orders = sim.integer("orders", 0, 0);
+  if (deck.simulation.orders > abi::max_orders) {
+    sim.fail("orders", "= " + std::to_string(deck.simulation.orders) +
+                           " exceeds the EPG kernels' limit of " +
+                           std::to_string(abi::max_orders) + " (larmor::epg::forward)");
+  }
+  deck.simulation.chunk_voxels = sim.integer("chunk_voxels", 0, 0);
+  sim.reject_unknown_keys();
+
+  Section out(path, "output", table_or_null(root, "output", path));
+  deck.output_path = out.string("path", "larmor-" + deck.builder + ".h5");
+  out.reject_unknown_keys();
+  return deck;
+}
+
+}  // namespace larmor::formats

@@ -1,0 +1,50 @@
+// Input decks (TOML): the sequence, the tissue, the simulation options and
+// where the results go. docs/input-deck.md is the reference; every error names
+// the deck file, the line and the key.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sequence/description.hpp"
+#include "simulate/simulator.hpp"
+#include "tissue/tissue.hpp"
+
+namespace larmor::formats {
+
+// Where the voxels come from: a grid of every combination of the listed
+// values (a dictionary), or per-voxel maps in an HDF5 file with a mask.
+struct TissueSpec {
+  enum class Mode { grid, maps };
+  Mode mode = Mode::grid;
+  // Grid mode: the values of each property in deck units (a single value is
+  // uniform). Properties not listed stay at their identity value.
+  std::map<tissue::Property, std::vector<double>> values;
+  // Maps mode.
+  std::string maps_path;                                   // resolved against the deck
+  std::string mask_dataset;                                // empty: every voxel
+  std::map<tissue::Property, std::string> map_datasets;    // property -> dataset
+};
+
+struct Deck {
+  std::string path;
+  std::string builder;
+  sequence::Description sequence;
+  TissueSpec tissue;
+  simulate::Options simulation;
+  std::string output_path;  // relative paths are relative to the working directory
+};
+
+// Parses and validates a deck; throws DeckError.
+Deck read_deck(const std::string& path);
+
+struct DeckError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Names of the shipped builders, for messages and the CLI.
+std::vector<std::string> builder_names();
+
+}  // namespace larmor::formats

@@ -1,0 +1,130 @@
+#include "formats/tissue_source.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+#include "formats/hdf5_file.hpp"
+
+namespace larmor::formats {
+
+namespace {
+
+LocalVoxels load_grid(const TissueSpec& spec, const parallel::Communicator& comm,
+                      const std::string& deck_path) {
+  using tissue::Property;
+  LocalVoxels out;
+  // Axes in a fixed order; properties not given keep their identity value.
+  std::vector<Property> axes;
+  std::int64_t total = 1;
+  for (Property p : tissue::all_properties) {
+    auto it = spec.values.find(p);
+    if (it == spec.values.end()) continue;
+    axes.push_back(p);
+    out.volume_shape.push_back(it->second.size());
+    if (total > std::numeric_limits<std::int64_t>::max() / std::int64_t(it->second.size())) {
+      throw std::invalid_argument(deck_path + ": [tissue] the grid has too many voxels");
+    }
+    total *= std::int64_t(it->second.size());
+  }
+  out.total = total;
+  out.range = parallel::partition_evenly(total, comm.size(), comm.rank());
+  const std::int64_t n = out.range.size();
+  out.tissue.voxels = n;
+  out.voxel_index.resize(std::size_t(n));
+  for (std::int64_t i = 0; i < n; ++i) out.voxel_index[std::size_t(i)] = out.range.begin + i;
+  // Strides of the grid, last axis fastest.
+  std::vector<std::int64_t> stride(axes.size(), 1);
+  for (std::size_t a = axes.size(); a-- > 1;) {
+    stride[a - 1] = stride[a] * std::int64_t(out.volume_shape[a]);
+  }
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    const Property p = axes[a];
+    const std::vector<double>& values = spec.values.at(p);
+    tissue::PropertyValues& dst = out.tissue[p];
+    const double si = tissue::to_si(p);
+    if (values.size() == 1) {
+      dst.uniform = static_cast<float>(values[0] * si);
+      continue;
+    }
+    dst.map.resize(std::size_t(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t g = out.range.begin + i;
+      const std::int64_t k = (g / stride[a]) % std::int64_t(values.size());
+      dst.map[std::size_t(i)] = static_cast<float>(values[std::size_t(k)] * si);
+    }
+  }
+  return out;
+}
+
+LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm) {
+  using tissue::Property;
+  LocalVoxels out;
+  H5Reader file(spec.maps_path, comm);
+  // The volume's shape comes from the mask, or from the first map.
+  std::string shape_from = spec.mask_dataset;
+  if (shape_from.empty()) {
+    if (spec.map_datasets.empty()) {
+      throw std::invalid_argument(spec.maps_path +
+                                  ": [tissue] maps needs a mask or at least one map dataset");
+    }
+    shape_from = spec.map_datasets.begin()->second;
+  }
+  out.volume_shape = file.dims(shape_from);
+  std::uint64_t volume = 1;
+  for (auto d : out.volume_shape) volume *= d;
+
+  std::vector<std::int64_t> selected;
+  if (!spec.mask_dataset.empty()) {
+    selected = parallel::masked_indices(file.read_all_u8(spec.mask_dataset));
+  } else {
+    selected.resize(volume);
+    for (std::uint64_t i = 0; i < volume; ++i) selected[i] = std::int64_t(i);
+  }
+  out.total = std::int64_t(selected.size());
+  out.range = parallel::partition_evenly(out.total, comm.size(), comm.rank());
+  out.voxel_index.assign(selected.begin() + out.range.begin, selected.begin() + out.range.end);
+  out.tissue.voxels = out.range.size();
+
+  for (const auto& [p, dataset] : spec.map_datasets) {
+    if (file.dims(dataset) != out.volume_shape) {
+      throw std::invalid_argument(spec.maps_path + ": map '" + dataset +
+                                  "' does not have the shape of '" + shape_from + "'");
+    }
+    const std::vector<float> all = file.read_all_float(dataset);
+    const float si = static_cast<float>(tissue::to_si(p));
+    tissue::PropertyValues& dst = out.tissue[p];
+    dst.map.resize(out.voxel_index.size());
+    for (std::size_t i = 0; i < out.voxel_index.size(); ++i) {
+      dst.map[i] = all[std::size_t(out.voxel_index[i])] * si;
+    }
+  }
+  for (const auto& [p, values] : spec.values) {
+    if (values.size() != 1) {
+      throw std::invalid_argument(spec.maps_path + ": [tissue] " + tissue::deck_name(p) +
+                                  " must be a single value or a dataset name in maps mode");
+    }
+    out.tissue[p].uniform = static_cast<float>(values[0] * tissue::to_si(p));
+  }
+  return out;
+}
+
+}  // namespace
+
+LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicator& comm,
+                              const std::string& deck_path) {
+  LocalVoxels out = spec.mode == TissueSpec::Mode::grid ? load_grid(spec, comm, deck_path)
+                                                        : load_maps(spec, comm);
+  const std::string source =
+      spec.mode == TissueSpec::Mode::grid ? deck_path + ": [tissue]" : spec.maps_path;
+  // Validation is local; agree on it so no rank walks on alone.
+  std::string error;
+  try {
+    out.tissue.validate(source);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  comm.throw_if_any_failed(error.empty(), error);
+  return out;
+}
+
+}  // namespace larmor::formats

@@ -1,0 +1,112 @@
+#include "sequence/builders/builders.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sequence/operators.hpp"
+
+namespace larmor::sequence {
+
+namespace {
+void require(bool ok, const std::string& builder, const std::string& what) {
+  if (!ok) throw std::invalid_argument(builder + ": " + what);
+}
+bool finite_positive(double x) { return std::isfinite(x) && x > 0.0; }
+}  // namespace
+
+Description build_mese(const MeseParams& p) {
+  require(p.echoes >= 1, "mese", "echoes must be at least 1");
+  require(finite_positive(p.echo_spacing_s), "mese", "echo spacing must be positive");
+  Description d;
+  d.name = "mese";
+  d.parameters = {{"echoes", p.echoes},
+                  {"echo_spacing_s", p.echo_spacing_s},
+                  {"excitation_deg", p.excitation_deg},
+                  {"refocusing_deg", p.refocusing_deg}};
+  const double half = 0.5 * p.echo_spacing_s;
+  d << Excitation{p.excitation_deg, p.excitation_phase_deg, half};
+  for (int n = 0; n < p.echoes; ++n) {
+    d << Refocusing{p.refocusing_deg, p.refocusing_phase_deg, half, true};
+    d << Readout{p.excitation_phase_deg, half, true, AfterReadout::nothing};
+  }
+  return d;
+}
+
+Description build_spgr(const SpgrParams& p) {
+  require(p.repetitions >= 1, "spgr", "repetitions must be at least 1");
+  require(finite_positive(p.tr_s), "spgr", "TR must be positive");
+  require(std::isfinite(p.te_s) && p.te_s >= 0.0 && p.te_s < p.tr_s, "spgr",
+          "TE must lie in [0, TR)");
+  Description d;
+  d.name = "spgr";
+  d.parameters = {{"flip_deg", p.flip_deg},
+                  {"tr_s", p.tr_s},
+                  {"te_s", p.te_s},
+                  {"repetitions", p.repetitions},
+                  {"phase_increment_deg", p.phase_increment_deg}};
+  const AfterReadout after =
+      p.spoiler == Spoiler::ideal ? AfterReadout::spoil : AfterReadout::shift;
+  for (int n = 0; n < p.repetitions; ++n) {
+    // Quadratic phase in double: n (n + 1) / 2 grows without bound.
+    const double phase = p.phase_increment_deg * 0.5 * double(n) * double(n + 1);
+    d << Excitation{p.flip_deg, phase, p.te_s};
+    d << Readout{phase, p.tr_s - p.te_s, true, after};
+  }
+  return d;
+}
+
+Description build_bssfp(const BssfpParams& p) {
+  const double te = p.te_s < 0.0 ? 0.5 * p.tr_s : p.te_s;
+  require(finite_positive(p.tr_s), "bssfp", "TR must be positive");
+  require(te >= 0.0 && te <= p.tr_s, "bssfp", "TE must lie in [0, TR]");
+  require(p.repetitions >= 1 && p.dummy_repetitions >= 0, "bssfp",
+          "repetitions must be >= 1 and dummy_repetitions >= 0");
+  require(!p.phase_increments_deg.empty(), "bssfp", "at least one phase increment is needed");
+  Description d;
+  d.name = "bssfp";
+  d.parameters = {{"flip_deg", p.flip_deg},
+                  {"tr_s", p.tr_s},
+                  {"te_s", te},
+                  {"repetitions", p.repetitions},
+                  {"dummy_repetitions", p.dummy_repetitions}};
+  for (double increment : p.phase_increments_deg) {
+    const int total = p.dummy_repetitions + p.repetitions;
+    for (int n = 0; n < total; ++n) {
+      const double phase = increment * double(n);
+      d << Excitation{p.flip_deg, phase, te};
+      if (n >= p.dummy_repetitions) {
+        d << Readout{phase, p.tr_s - te, true, AfterReadout::nothing};
+      } else {
+        d << Delay{p.tr_s - te};
+      }
+    }
+  }
+  return d;
+}
+
+Description build_mrf(const MrfParams& p) {
+  require(!p.schedule.empty(), "mrf", "the schedule is empty");
+  Description d;
+  d.name = "mrf";
+  d.parameters = {{"nominal_flip_deg", p.nominal_flip_deg},
+                  {"base_tr_s", p.base_tr_s},
+                  {"base_te_s", p.base_te_s},
+                  {"repetitions", double(p.schedule.size())},
+                  {"inversion_delay_s", p.inversion ? p.inversion_delay_s : 0.0}};
+  if (p.inversion) {
+    d << Excitation{180.0, 0.0, p.inversion_delay_s, action::spoil_after};
+  }
+  for (std::size_t n = 0; n < p.schedule.size(); ++n) {
+    const MrfRow& r = p.schedule[n];
+    const double tr = p.base_tr_s + r.tr_extension_s;
+    const double te = p.base_te_s + r.te_extension_s;
+    require(te >= 0.0 && te < tr, "mrf",
+            "row " + std::to_string(n + 1) + ": TE must lie in [0, TR)");
+    d << Excitation{r.flip_fraction * p.nominal_flip_deg, r.rf_phase_deg, te};
+    d << Readout{r.rf_phase_deg, tr - te, true, AfterReadout::shift};
+  }
+  return d;
+}
+
+}  // namespace larmor::sequence

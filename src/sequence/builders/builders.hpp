@@ -1,0 +1,78 @@
+// The shipped sequence builders. Each turns a few protocol parameters into a
+// description made of the operators in operators.hpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sequence/description.hpp"
+
+namespace larmor::sequence {
+
+// Multi-echo spin echo (CPMG): excitation, then `echoes` refocusing pulses
+// between crushers, an echo-centre readout midway between refocusing pulses.
+struct MeseParams {
+  int echoes = 32;
+  double echo_spacing_s = 0.010;
+  double excitation_deg = 90.0;
+  double excitation_phase_deg = 0.0;
+  double refocusing_deg = 180.0;
+  double refocusing_phase_deg = 90.0;  // CPMG: a quarter turn from the excitation
+};
+Description build_mese(const MeseParams& p);
+
+enum class Spoiler { gradient_shift, ideal };
+
+// RF-spoiled gradient echo: pulse phases follow the quadratic schedule
+// phi_n = increment * n (n + 1) / 2, the receiver follows the pulse, and an
+// unbalanced spoiler dephases one order after each readout (or ideal spoiling).
+struct SpgrParams {
+  double flip_deg = 15.0;
+  double tr_s = 0.008;
+  double te_s = 0.0025;
+  int repetitions = 3564;
+  double phase_increment_deg = 117.0;
+  Spoiler spoiler = Spoiler::gradient_shift;
+};
+Description build_spgr(const SpgrParams& p);
+
+// Balanced SSFP, one train per phase-cycling increment: pulse n of a train has
+// phase n * increment and the receiver follows it; `dummy_repetitions` reach
+// the steady state unrecorded before `repetitions` recorded ones.
+struct BssfpParams {
+  double flip_deg = 30.0;
+  double tr_s = 0.005;
+  double te_s = -1.0;  // < 0: TR / 2
+  int dummy_repetitions = 400;
+  int repetitions = 1;
+  std::vector<double> phase_increments_deg = {180.0};
+};
+Description build_bssfp(const BssfpParams& p);
+
+// One row of a fingerprinting schedule (the snapMRF CSV layout).
+struct MrfRow {
+  double flip_fraction = 0.0;   // of the nominal flip angle
+  double rf_phase_deg = 0.0;
+  double tr_extension_s = 0.0;  // added to the base TR
+  double te_extension_s = 0.0;  // added to the base TE
+};
+
+// Inversion-prepared FISP fingerprinting train: an inversion (transverse
+// spoiled after it), a delay, then one excitation and one readout per row with
+// a gradient shift after each readout.
+struct MrfParams {
+  std::vector<MrfRow> schedule;
+  double nominal_flip_deg = 60.0;
+  double base_tr_s = 0.016;
+  double base_te_s = 0.0035;
+  bool inversion = true;
+  double inversion_delay_s = 0.020;
+};
+Description build_mrf(const MrfParams& p);
+
+// Reads a schedule CSV (header line, then four numeric columns: flip fraction,
+// RF phase in degrees, TR extension in ms, TE extension in ms). Errors name the
+// file and line.
+std::vector<MrfRow> read_mrf_schedule_csv(const std::string& path);
+
+}  // namespace larmor::sequence

@@ -1,0 +1,63 @@
+// Composable operators: the vocabulary every builder and module emits.
+//
+// Each operator appends one event to a description. `then_s` is the free
+// evolution that follows the operator's instant. A module written outside the
+// library (a T2 preparation, say) uses the same operators, or appends Events
+// directly, and reaches the kernels unchanged.
+#pragma once
+
+#include "sequence/description.hpp"
+
+namespace larmor::sequence {
+
+inline constexpr double deg = 3.14159265358979323846 / 180.0;
+
+// An RF pulse that tips magnetisation; no gradients around it.
+struct Excitation {
+  double flip_deg = 90.0;
+  double phase_deg = 0.0;
+  double then_s = 0.0;
+  std::uint32_t extra_action = 0;  // e.g. spoil_after for an inversion
+};
+
+// A refocusing pulse between two equal crushers: one operator, because the
+// crushers only make sense around the pulse they protect.
+struct Refocusing {
+  double flip_deg = 180.0;
+  double phase_deg = 90.0;
+  double then_s = 0.0;
+  bool crushers = true;
+};
+
+// What the gradients do after a readout.
+enum class AfterReadout { nothing, shift, spoil };
+
+struct Readout {
+  double phase_deg = 0.0;  // receiver phase
+  double then_s = 0.0;
+  bool echo_centre = true;
+  AfterReadout after = AfterReadout::nothing;
+};
+
+// An unbalanced gradient: dephase by one order.
+struct Dephase {
+  double then_s = 0.0;
+};
+
+// Ideal spoiling of all transverse states.
+struct Spoil {
+  double then_s = 0.0;
+};
+
+struct Delay {
+  double duration_s = 0.0;
+};
+
+Description& operator<<(Description& d, const Excitation& op);
+Description& operator<<(Description& d, const Refocusing& op);
+Description& operator<<(Description& d, const Readout& op);
+Description& operator<<(Description& d, const Dephase& op);
+Description& operator<<(Description& d, const Spoil& op);
+Description& operator<<(Description& d, const Delay& op);
+
+}  // namespace larmor::sequence

@@ -1,0 +1,85 @@
+#include "sequence/packing.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace larmor::sequence {
+
+abi::PackedEventsRef PackedSequence::ref() const {
+  abi::PackedEventsRef r;
+  r.count = size();
+  r.duration = duration.data();
+  r.kind = kind.data();
+  r.flip = flip.data();
+  r.phase = phase.data();
+  r.action = action.data();
+  r.output_index = output_index.data();
+  r.shim_index = shim_index.data();
+  r.saturation = saturation.data();
+  r.rf_frequency_hz = rf_frequency_hz.data();
+  return r;
+}
+
+namespace {
+[[noreturn]] void refuse(const Description& d, std::size_t i, const std::string& what) {
+  throw std::invalid_argument("sequence '" + d.name + "', event " + std::to_string(i) + ": " +
+                              what);
+}
+}  // namespace
+
+PackedSequence pack(const Description& d) {
+  if (d.events.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+    throw std::invalid_argument("sequence '" + d.name + "' has " +
+                                std::to_string(d.events.size()) +
+                                " events; the kernels index events with 32-bit integers");
+  }
+  PackedSequence p;
+  const std::size_t n = d.events.size();
+  p.duration.reserve(n);
+  p.kind.reserve(n);
+  p.flip.reserve(n);
+  p.phase.reserve(n);
+  p.action.reserve(n);
+  p.output_index.reserve(n);
+  p.shim_index.reserve(n);
+  p.saturation.reserve(n);
+  p.rf_frequency_hz.reserve(n);
+  double now = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Event& e = d.events[i];
+    if (!std::isfinite(e.duration_s) || e.duration_s < 0.0) {
+      refuse(d, i, "duration " + std::to_string(e.duration_s) + " s must be finite and >= 0");
+    }
+    if (!std::isfinite(e.flip_rad)) refuse(d, i, "flip angle is not finite");
+    if (!std::isfinite(e.phase_rad)) refuse(d, i, "phase is not finite");
+    if (!std::isfinite(e.rf_frequency_hz)) refuse(d, i, "rf_frequency_hz is not finite");
+    if ((e.action & ~action::all_bits) != 0) refuse(d, i, "unknown action bits");
+    if (e.kind != EventKind::pulse && e.flip_rad != 0.0) {
+      refuse(d, i, "a flip angle on an event that is not a pulse");
+    }
+    if (e.kind == EventKind::adc && (e.action & (action::crush_before | action::crush_after))) {
+      refuse(d, i, "crushers belong to refocusing pulses, not to a readout");
+    }
+    p.duration.push_back(static_cast<float>(e.duration_s));
+    p.kind.push_back(static_cast<std::uint8_t>(e.kind));
+    p.flip.push_back(static_cast<float>(e.flip_rad));
+    p.phase.push_back(e.phase_rad);
+    p.action.push_back(e.action);
+    p.shim_index.push_back(e.shim_index);
+    p.saturation.push_back(e.saturation);
+    p.rf_frequency_hz.push_back(static_cast<float>(e.rf_frequency_hz));
+    if (e.kind == EventKind::adc) {
+      p.output_index.push_back(p.samples++);
+      p.sample_times_s.push_back(now);
+      p.sample_is_echo_centre.push_back((e.action & action::echo_centre) ? 1 : 0);
+    } else {
+      p.output_index.push_back(-1);
+    }
+    now += e.duration_s;
+  }
+  return p;
+}
+
+}  // namespace larmor::sequence

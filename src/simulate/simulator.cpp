@@ -1,0 +1,72 @@
+#include "simulate/simulator.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "epg/forward.hpp"
+#include "simulate/device_tissue.hpp"
+
+namespace larmor::simulate {
+
+Simulator::Simulator(const sequence::Description& description, const Options& options)
+    : description_(description),
+      packed_(sequence::pack(description)),
+      orders_(sequence::resolve_order_count(description, options.orders)),
+      options_(options) {}
+
+std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
+  const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
+  std::int64_t chunk = options_.chunk_voxels > 0 ? options_.chunk_voxels
+                                                 : (std::int64_t(256) << 20) / per_voxel;
+  // The kernels index voxels with 32-bit integers.
+  chunk = std::min<std::int64_t>(chunk, std::numeric_limits<std::int32_t>::max());
+  return std::max<std::int64_t>(1, std::min(chunk, voxels));
+}
+
+
+template <class ExecSpace>
+void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
+  using Mem = typename ExecSpace::memory_space;
+  tissue.validate("simulation tissue");
+  if (tissue.voxels == 0 || samples() == 0) return;
+  ExecSpace exec;
+  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  const std::int64_t chunk = chunk_for(tissue.voxels);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk, samples(), 2);
+  for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
+    const std::int64_t count = std::min(chunk, tissue.voxels - begin);
+    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count);
+    epg::simulate_forward(exec, table, views, device_signals);
+    exec.fence();
+    Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
+        signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
+    auto used = Kokkos::subview(device_signals, std::pair<std::int64_t, std::int64_t>(0, count),
+                                Kokkos::ALL, Kokkos::ALL);
+    Kokkos::deep_copy(host, used);
+    if (options_.progress) options_.progress(begin + count, tissue.voxels);
+  }
+}
+
+std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {
+  std::vector<float> out(std::size_t(tissue.voxels) * std::size_t(samples()) * 2);
+  run_into<Kokkos::DefaultExecutionSpace>(tissue, out.data());
+  return out;
+}
+
+#define LARMOR_SIMULATOR_BACKEND(EXEC) \
+  template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const;
+#if defined(KOKKOS_ENABLE_SERIAL)
+LARMOR_SIMULATOR_BACKEND(Kokkos::Serial)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+LARMOR_SIMULATOR_BACKEND(Kokkos::OpenMP)
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+LARMOR_SIMULATOR_BACKEND(Kokkos::Cuda)
+#endif
+#undef LARMOR_SIMULATOR_BACKEND
+
+}  // namespace larmor::simulate

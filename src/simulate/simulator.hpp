@@ -1,0 +1,51 @@
+// The host side of a forward simulation: packs the sequence once, resolves the
+// order count, and runs the fused kernel over a tissue in memory-bounded
+// chunks on a chosen backend.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sequence/description.hpp"
+#include "sequence/packing.hpp"
+#include "tissue/tissue.hpp"
+
+namespace larmor::simulate {
+
+struct Options {
+  int orders = 0;                  // <= 0: the description's default rule
+  std::int64_t chunk_voxels = 0;   // <= 0: sized from a 256 MiB signal budget
+  // Called after each chunk with the voxels done and the total.
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+class Simulator {
+ public:
+  Simulator(const sequence::Description& description, const Options& options = {});
+
+  int orders() const { return orders_; }
+  int samples() const { return packed_.samples; }
+  std::int64_t events() const { return packed_.size(); }
+  const sequence::PackedSequence& packed() const { return packed_; }
+  const sequence::Description& description() const { return description_; }
+
+  // Signals of every voxel: [voxel][sample][re, im], float.
+  std::vector<float> run(const tissue::Tissue& tissue) const;
+
+  // The same on a given backend (Kokkos::Serial, Kokkos::OpenMP,
+  // Kokkos::Cuda: whichever are enabled), into caller memory of
+  // tissue.voxels * samples() * 2 floats.
+  template <class ExecSpace>
+  void run_into(const tissue::Tissue& tissue, float* signals) const;
+
+ private:
+  std::int64_t chunk_for(std::int64_t voxels) const;
+
+  sequence::Description description_;
+  sequence::PackedSequence packed_;
+  int orders_ = 0;
+  Options options_;
+};
+
+}  // namespace larmor::simulate

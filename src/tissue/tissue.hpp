@@ -1,0 +1,53 @@
+// Tissue properties per voxel, with the identity value at which each has no
+// effect. A property is either uniform or a per-voxel map; the kernels only
+// pay for maps that were given.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace larmor::tissue {
+
+enum class Property { m0, t1, t2, b1, off_resonance };
+inline constexpr std::array<Property, 5> all_properties = {
+    Property::m0, Property::t1, Property::t2, Property::b1, Property::off_resonance};
+
+// Name used in decks and files ("t1_ms" etc. carry their unit in the name).
+const char* deck_name(Property p);
+const char* units(Property p);
+// Factor from deck units to the kernels' SI units (ms -> s for T1 and T2).
+double to_si(Property p);
+// The value at which the property has no effect.
+double identity_si(Property p);
+
+struct PropertyValues {
+  float uniform = 0.0f;     // SI
+  std::vector<float> map;   // SI, one per voxel; empty means uniform
+  bool is_map() const { return !map.empty(); }
+  float at(std::int64_t voxel) const { return map.empty() ? uniform : map[std::size_t(voxel)]; }
+};
+
+struct Tissue {
+  std::int64_t voxels = 0;
+  PropertyValues m0{1.0f, {}};
+  PropertyValues t1_s{std::numeric_limits<float>::infinity(), {}};
+  PropertyValues t2_s{std::numeric_limits<float>::infinity(), {}};
+  PropertyValues b1{1.0f, {}};
+  PropertyValues df_hz{0.0f, {}};
+
+  PropertyValues& operator[](Property p);
+  const PropertyValues& operator[](Property p) const;
+
+  // Refuses NaN, and negative or zero values where they are unphysical (T1,
+  // T2 > 0; M0, B1 >= 0; off-resonance finite), naming `source`, the
+  // property and the first bad voxel.
+  void validate(const std::string& source) const;
+
+  // Voxels [begin, end) as a tissue of their own (uniform stays uniform).
+  Tissue slice(std::int64_t begin, std::int64_t end) const;
+};
+
+}  // namespace larmor::tissue

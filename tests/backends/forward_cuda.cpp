@@ -1,0 +1,6 @@
+// The forward-kernel tests on the Cuda backend.
+#include <Kokkos_Core.hpp>
+
+#define TEST_EXECSPACE Kokkos::Cuda
+#define TEST_CATEGORY cuda
+#include "epg/tstForward.hpp"

@@ -1,0 +1,6 @@
+// The forward-kernel tests on the OpenMP backend.
+#include <Kokkos_Core.hpp>
+
+#define TEST_EXECSPACE Kokkos::OpenMP
+#define TEST_CATEGORY openmp
+#include "epg/tstForward.hpp"

@@ -1,0 +1,6 @@
+// The forward-kernel tests on the Serial backend.
+#include <Kokkos_Core.hpp>
+
+#define TEST_EXECSPACE Kokkos::Serial
+#define TEST_CATEGORY serial
+#include "epg/tstForward.hpp"

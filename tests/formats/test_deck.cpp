@@ -1,0 +1,134 @@
+// Input decks: a good deck gives the sequence and tissue it describes; a bad
+// one is refused with the file, the line and the key.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "formats/deck.hpp"
+
+namespace larmor::formats {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DeckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("larmor-deck-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& text, const std::string& name = "deck.toml") {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  // The error of reading `text` as a deck; fails the test if it is accepted.
+  std::string error_of(const std::string& text) {
+    const std::string path = write(text);
+    try {
+      read_deck(path);
+    } catch (const DeckError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted:\n" << text;
+    return "";
+  }
+  fs::path dir_;
+};
+
+constexpr const char* kTissue = "\n[tissue]\nt1_ms = 1000.0\nt2_ms = 100.0\n";
+
+TEST_F(DeckTest, reads_a_complete_deck) {
+  const std::string path = write(R"(
+[sequence]
+builder = "mese"
+echoes = 12
+echo_spacing_ms = 8.0
+
+[tissue]
+t1_ms = 900
+t2_ms = { from = 10.0, to = 1000.0, count = 3, spacing = "log" }
+b1 = [0.9, 1.1]
+
+[simulation]
+orders = 40
+
+[output]
+path = "out.h5"
+)");
+  const Deck d = read_deck(path);
+  EXPECT_EQ(d.builder, "mese");
+  EXPECT_EQ(d.sequence.sample_count(), 12);
+  EXPECT_NEAR(d.sequence.parameters.at("echo_spacing_s"), 0.008, 1e-15);
+  EXPECT_EQ(d.simulation.orders, 40);
+  EXPECT_EQ(d.output_path, "out.h5");
+  ASSERT_EQ(d.tissue.mode, TissueSpec::Mode::grid);
+  const auto& t2 = d.tissue.values.at(tissue::Property::t2);
+  ASSERT_EQ(t2.size(), 3u);
+  EXPECT_NEAR(t2[1], 100.0, 1e-9);  // geometric midpoint of 10 and 1000
+  EXPECT_EQ(d.tissue.values.at(tissue::Property::t1).size(), 1u);
+  EXPECT_EQ(d.tissue.values.at(tissue::Property::b1), (std::vector<double>{0.9, 1.1}));
+}
+
+TEST_F(DeckTest, shipped_decks_parse) {
+  for (const char* name : {"default", "mese", "spgr", "bssfp", "mrf"}) {
+    SCOPED_TRACE(name);
+    EXPECT_NO_THROW(read_deck(std::string(LARMOR_TEST_DATA_DIR) + "/" + name + ".toml"));
+  }
+}
+
+TEST_F(DeckTest, unknown_key_names_file_line_and_key) {
+  const std::string e = error_of("[sequence]\nbuilder = \"mese\"\nechos = 4\n" + std::string(kTissue));
+  EXPECT_NE(e.find("deck.toml:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("echos"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, wrong_types_are_named) {
+  std::string e = error_of("[sequence]\nbuilder = \"mese\"\nechoes = \"four\"\n" + std::string(kTissue));
+  EXPECT_NE(e.find("deck.toml:3"), std::string::npos) << e;
+  EXPECT_NE(e.find("integer"), std::string::npos) << e;
+  e = error_of("[sequence]\nbuilder = \"spgr\"\ntr_ms = -8\n" + std::string(kTissue));
+  EXPECT_NE(e.find("tr_ms"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, syntax_errors_carry_line_and_column) {
+  const std::string e = error_of("[sequence]\nbuilder = \"mese\n");
+  EXPECT_NE(e.find("deck.toml:2"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, unknown_builder_and_section_are_refused) {
+  std::string e = error_of("[sequence]\nbuilder = \"fse\"\n" + std::string(kTissue));
+  EXPECT_NE(e.find("fse"), std::string::npos) << e;
+  EXPECT_NE(e.find("mese"), std::string::npos) << e;  // lists what exists
+  e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) + "[extra]\nx = 1\n");
+  EXPECT_NE(e.find("extra"), std::string::npos) << e;
+  e = error_of(std::string(kTissue));
+  EXPECT_NE(e.find("[sequence]"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, too_many_orders_are_refused_with_the_kernel_name) {
+  const std::string e =
+      error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) + "[simulation]\norders = 4096\n");
+  EXPECT_NE(e.find("deck.toml:8"), std::string::npos) << e;
+  EXPECT_NE(e.find("larmor::epg::forward"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, nan_values_and_bad_ranges_are_refused) {
+  std::string e = error_of("[sequence]\nbuilder = \"mese\"\n[tissue]\nt1_ms = nan\nt2_ms = 50.0\n");
+  EXPECT_NE(e.find("t1_ms"), std::string::npos) << e;
+  e = error_of("[sequence]\nbuilder = \"mese\"\n[tissue]\nt2_ms = { from = -1.0, to = 10.0, count = 4, spacing = \"log\" }\n");
+  EXPECT_NE(e.find("t2_ms"), std::string::npos) << e;
+  e = error_of("[sequence]\nbuilder = \"mese\"\n[tissue]\nt2_ms = { from = 1.0, to = 10.0 }\n");
+  EXPECT_NE(e.find("count"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, missing_schedule_file_is_named) {
+  const std::string e = error_of("[sequence]\nbuilder = \"mrf\"\nschedule = \"nowhere.csv\"\n" + std::string(kTissue));
+  EXPECT_NE(e.find("nowhere.csv"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace larmor::formats

@@ -1,0 +1,53 @@
+// GoogleTest main for every larmor test (with Kokkos when built with
+// LARMOR_TEST_KOKKOS) and for the MPI tests: every rank runs every test, only rank 0
+// prints the usual report, other ranks print just their own failures, and the
+// exit code is agreed so mpirun sees the same verdict from every rank.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "parallel/communicator.hpp"
+
+#if LARMOR_TEST_KOKKOS
+#include <Kokkos_Core.hpp>
+#endif
+
+namespace {
+
+// Failure lines from non-root ranks, which would otherwise be invisible.
+class RankFailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (!result.failed()) return;
+    std::fprintf(stderr, "[rank %d] %s:%d: Failure\n%s\n", rank_,
+                 result.file_name() ? result.file_name() : "?", result.line_number(),
+                 result.message());
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  larmor::parallel::MpiSession session(&argc, &argv);
+#if LARMOR_TEST_KOKKOS
+  // Every test binary may launch kernels; Kokkos lives between MPI's bounds.
+  Kokkos::ScopeGuard kokkos(argc, argv);
+#endif
+  ::testing::InitGoogleTest(&argc, argv);
+  const larmor::parallel::Communicator world;
+  if (!world.is_root()) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new RankFailurePrinter(world.rank()));
+  }
+  const int local_failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  const std::int64_t any_failed = world.all_reduce_max(local_failed);
+  if (world.is_root() && any_failed && !local_failed) {
+    std::fprintf(stderr, "FAILED on another rank (see [rank N] lines above)\n");
+  }
+  return any_failed ? 1 : 0;
+}
