@@ -52,9 +52,11 @@ function(_larmor_interface_target alias)
 endfunction()
 
 # Imported CUDA targets may name include directories that do not exist:
-# CMake >= 4's FindCUDAToolkit copies nvcc 13's implicit ".../include/cccl"
-# into every CUDA:: target even where that folder is absent, and a missing
-# directory on an imported target is a hard error. Drop such entries.
+# CMake >= 4's FindCUDAToolkit copies the folders nvcc reports (with nvcc 13
+# also ".../include/cccl") into every CUDA:: target without checking them, a
+# Kokkos/Kokkos Kernels config may carry such targets, and a missing folder on
+# an imported target is a hard error. Drop such entries (defensive: the
+# patched Kokkos 3.4 from scripts/setup exports existing folders only).
 function(_larmor_prune_missing_include_dirs)
   foreach(_tgt IN LISTS ARGN)
     if(NOT TARGET ${_tgt})
@@ -259,7 +261,19 @@ _larmor_interface_target(larmor::ismrmrd)
 find_package(ISMRMRD CONFIG QUIET)
 if(TARGET ISMRMRD::ISMRMRD)
   set(LARMOR_HAVE_ISMRMRD ON)
-  target_link_libraries(${_larmor_real_target} INTERFACE ISMRMRD::ISMRMRD)
+  # Debian's ISMRMRD target carries the *serial* HDF5 headers and library.
+  # Mixed with parallel HDF5 the include order decides which H5pubconf.h
+  # wins and the link order which flavour our H5* calls bind to. libismrmrd.so
+  # keeps its own HDF5 at run time (Debian versions the HDF5 symbols per
+  # flavour); at build time we give it larmor::hdf5 instead.
+  foreach(_prop INTERFACE_INCLUDE_DIRECTORIES INTERFACE_LINK_LIBRARIES)
+    get_target_property(_vals ISMRMRD::ISMRMRD ${_prop})
+    if(_vals)
+      list(FILTER _vals EXCLUDE REGEX "(/hdf5/|libhdf5)")
+      set_property(TARGET ISMRMRD::ISMRMRD PROPERTY ${_prop} "${_vals}")
+    endif()
+  endforeach()
+  target_link_libraries(${_larmor_real_target} INTERFACE ISMRMRD::ISMRMRD larmor::hdf5)
   target_compile_definitions(${_larmor_real_target} INTERFACE LARMOR_HAVE_ISMRMRD=1)
   _larmor_dep_report("ISMRMRD" "${ISMRMRD_VERSION} (${ISMRMRD_DIR})")
 else()
@@ -316,3 +330,20 @@ else()
   target_compile_definitions(${_larmor_real_target} INTERFACE LARMOR_HAVE_LAPACK=0 LARMOR_HAVE_LAPACKE=0)
   _larmor_dep_report("LAPACK" "not found, LAPACK-based paths disabled")
 endif()
+
+# ------------------------------------------------------------ CUDA helper ---
+# larmor_host_only_sources(<target> <source>...): with the CUDA backend every
+# .cpp goes through nvcc_wrapper (nvcc -x cu); some host libraries' headers
+# (toml++ 3.3 in particular) do not compile under nvcc 13. Sources marked
+# here are compiled by the host compiler instead (nvcc_wrapper --host-only).
+# They must not include Kokkos headers (a CUDA-enabled Kokkos needs nvcc).
+# Without the CUDA backend this does nothing.
+set(LARMOR_CXX_IS_NVCC_WRAPPER OFF)
+if(CMAKE_CXX_COMPILER MATCHES "nvcc_wrapper$" OR CMAKE_CXX_COMPILER_ID STREQUAL "NVIDIA")
+  set(LARMOR_CXX_IS_NVCC_WRAPPER ON)
+endif()
+function(larmor_host_only_sources target)
+  if(LARMOR_CXX_IS_NVCC_WRAPPER)
+    set_property(SOURCE ${ARGN} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS --host-only)
+  endif()
+endfunction()

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "larmor_config.hpp"
 #include "common/kokkos_compat.hpp"
 #include "parallel/communicator.hpp"
 

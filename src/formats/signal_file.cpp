@@ -1,6 +1,7 @@
 #include "formats/signal_file.hpp"
 
 #include "formats/hdf5_file.hpp"
+#include "larmor_config.hpp"
 
 namespace larmor::formats {
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "larmor_config.hpp"
 #include "formats/deck.hpp"
 
 namespace larmor::formats {
@@ -76,7 +77,7 @@ path = "out.h5"
 TEST_F(DeckTest, shipped_decks_parse) {
   for (const char* name : {"default", "mese", "spgr", "bssfp", "mrf"}) {
     SCOPED_TRACE(name);
-    EXPECT_NO_THROW(read_deck(std::string(LARMOR_TEST_DATA_DIR) + "/" + name + ".toml"));
+    EXPECT_NO_THROW(read_deck(std::string(LARMOR_SOURCE_DIR "/inputs") + "/" + name + ".toml"));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "larmor_config.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
 #include "sequence/packing.hpp"
@@ -108,7 +109,7 @@ TEST(Builders, refuse_nonsense_parameters) {
 }
 
 TEST(Schedule, reads_the_shipped_csv) {
-  const auto rows = read_mrf_schedule_csv(std::string(LARMOR_TEST_DATA_DIR) + "/mrf-schedule-1000.csv");
+  const auto rows = read_mrf_schedule_csv(std::string(LARMOR_SOURCE_DIR "/inputs") + "/mrf-schedule-1000.csv");
   ASSERT_EQ(rows.size(), 1000u);
   EXPECT_DOUBLE_EQ(rows[0].flip_fraction, 0.084857);
   EXPECT_DOUBLE_EQ(rows[0].tr_extension_s, 1.50e-3);
