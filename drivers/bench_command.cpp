@@ -2,6 +2,7 @@
 // Times the fused kernel alone (tables and tissue uploaded first, a warm-up
 // launch, then the best of --repeats), counts the useful flops from the event
 // stream, and writes the figures as JSON (atomically) and a table.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
@@ -72,8 +72,9 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;
   Workload w = make_workload(name, args.schedule);
-  const std::int64_t voxels = args.voxels > 0 ? args.voxels
-                                              : std::max<std::int64_t>(1, std::llround(double(w.full_voxels) * args.scale));
+  const std::int64_t voxels =
+      args.voxels > 0 ? args.voxels
+                      : std::max<std::int64_t>(1, std::llround(double(w.full_voxels) * args.scale));
   simulate::Options opts;
   opts.orders = w.orders;
   simulate::Simulator sim(w.sequence, opts);
@@ -82,13 +83,15 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
 
   // Signals of a chunk stay within 2 GiB; the kernel is timed over all chunks.
   const std::int64_t per_voxel = std::int64_t(sim.samples()) * 8;
-  const std::int64_t chunk = std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, (std::int64_t(2) << 30) / per_voxel));
+  const std::int64_t chunk = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(voxels, (std::int64_t(2) << 30) / per_voxel));
   const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {
     chunks.push_back(simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b)));
   }
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk, sim.samples(), 2);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk,
+                                                           sim.samples(), 2);
   Exec exec;
   auto run_all = [&] {
     exec.fence();

@@ -19,11 +19,11 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm);
 
 struct BenchArgs {
   std::vector<std::string> workloads = {"mese", "spgr3d"};
-  double scale = 1.0;         // fraction of the workload's voxel count
-  long long voxels = 0;       // overrides scale when > 0
+  double scale = 1.0;    // fraction of the workload's voxel count
+  long long voxels = 0;  // overrides scale when > 0
   int repeats = 5;
   std::string json = "larmor-bench.json";
-  std::string schedule;       // mrf schedule CSV
+  std::string schedule;  // mrf schedule CSV
 };
 void add_bench(CLI::App& app, BenchArgs& args);
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);

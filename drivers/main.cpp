@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
-#include "larmor_config.hpp"
 #include "common/kokkos_compat.hpp"
+#include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 
 namespace {
@@ -21,7 +21,8 @@ std::vector<std::string> kokkos_arguments(int argc, char** argv,
   std::vector<std::string> args(argv, argv + argc);
 #if defined(KOKKOS_ENABLE_CUDA)
   bool chosen = false;
-  for (const auto& a : args) chosen |= a.rfind("--kokkos-device", 0) == 0 || a.rfind("--kokkos-num-devices", 0) == 0;
+  for (const auto& a : args)
+    chosen |= a.rfind("--kokkos-device", 0) == 0 || a.rfind("--kokkos-num-devices", 0) == 0;
   int devices = 0;
   if (!chosen && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
     MPI_Comm node;
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
 
   int status = 0;
   try {
-    if (app.got_subcommand("simulate")) status = larmor::drivers::run_simulate(simulate_args, world);
+    if (app.got_subcommand("simulate"))
+      status = larmor::drivers::run_simulate(simulate_args, world);
     if (app.got_subcommand("bench")) status = larmor::drivers::run_bench(bench_args, world);
   } catch (const std::exception& e) {
     if (world.size() == 1) {

@@ -37,20 +37,24 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
     if (!talk || done == total) return;
     if (clock::now() - last_report < std::chrono::seconds(2)) return;
     last_report = clock::now();
-    std::fprintf(stderr, "larmor simulate: %5.1f%% of rank 0's voxels\n", 100.0 * double(done) / double(total));
+    std::fprintf(stderr, "larmor simulate: %5.1f%% of rank 0's voxels\n",
+                 100.0 * double(done) / double(total));
   };
 
   simulate::Simulator simulator(deck.sequence, deck.simulation);
   formats::LocalVoxels voxels = formats::load_local_tissue(deck.tissue, comm, deck.path);
   if (talk) {
-    std::printf("larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders, %s backend\n",
-                deck.builder.c_str(), static_cast<long long>(voxels.total), comm.size(),
-                static_cast<long long>(simulator.events()), simulator.samples(), simulator.orders(),
-                kx::backend_name());
+    std::printf(
+        "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders, %s "
+        "backend\n",
+        deck.builder.c_str(), static_cast<long long>(voxels.total), comm.size(),
+        static_cast<long long>(simulator.events()), simulator.samples(), simulator.orders(),
+        kx::backend_name());
     std::fflush(stdout);
   }
 
-  std::vector<float> signals(std::size_t(voxels.tissue.voxels) * std::size_t(simulator.samples()) * 2);
+  std::vector<float> signals(std::size_t(voxels.tissue.voxels) * std::size_t(simulator.samples()) *
+                             2);
   std::string error;
   const auto sim_start = clock::now();
   try {
@@ -59,15 +63,17 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
     error = e.what();
   }
   comm.throw_if_any_failed(error.empty(), error);
-  const double sim_seconds = comm.all_reduce_max(std::chrono::duration<double>(clock::now() - sim_start).count());
+  const double sim_seconds =
+      comm.all_reduce_max(std::chrono::duration<double>(clock::now() - sim_start).count());
 
   formats::write_signal_file(deck.output_path, comm, simulator, voxels, signals,
                              {deck.builder, deck.path, kx::backend_name()});
   const double total_seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (talk) {
     const double ev = double(simulator.events()) * double(voxels.total);
-    std::printf("larmor simulate: simulated in %.3f s (%.3g ns per event per voxel), %.3f s in all\n",
-                sim_seconds, ev > 0 ? sim_seconds * 1e9 / ev : 0.0, total_seconds);
+    std::printf(
+        "larmor simulate: simulated in %.3f s (%.3g ns per event per voxel), %.3f s in all\n",
+        sim_seconds, ev > 0 ? sim_seconds * 1e9 / ev : 0.0, total_seconds);
     std::printf("larmor simulate: wrote %s\n", deck.output_path.c_str());
   }
   return 0;

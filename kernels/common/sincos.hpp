@@ -27,14 +27,29 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
   const int quadrant = static_cast<int>(jf) & 3;
   const float r = ((x - jf * qt1) - jf * qt2) - jf * qt3;
   const float r2 = r * r;
-  const float sr = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
-  const float cr = 1.0f - 0.5f * r2 +
-                   r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  const float sr =
+      r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  const float cr =
+      1.0f - 0.5f * r2 +
+      r2 * r2 *
+          (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
   switch (quadrant) {
-    case 0: s = sr; c = cr; break;
-    case 1: s = cr; c = -sr; break;
-    case 2: s = -sr; c = -cr; break;
-    default: s = -cr; c = sr; break;
+    case 0:
+      s = sr;
+      c = cr;
+      break;
+    case 1:
+      s = cr;
+      c = -sr;
+      break;
+    case 2:
+      s = -sr;
+      c = -cr;
+      break;
+    default:
+      s = -cr;
+      c = sr;
+      break;
   }
 }
 

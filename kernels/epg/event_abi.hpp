@@ -42,7 +42,7 @@ inline constexpr std::uint32_t all_bits = (1u << 5) - 1u;
 //   rf_frequency_hz float     RF offset of a pulse from the water resonance [Hz]
 inline constexpr int event_parameter_count = 9;
 inline constexpr const char* event_parameter_names[event_parameter_count] = {
-    "duration", "kind",       "flip",       "phase",          "action",
+    "duration",     "kind",       "flip",       "phase",          "action",
     "output_index", "shim_index", "saturation", "rf_frequency_hz"};
 
 // A non-owning view of the nine arrays on the host, in ABI order. The packer

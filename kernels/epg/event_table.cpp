@@ -49,9 +49,9 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     const std::int32_t slot = ev.output_index[i];
     const bool is_adc = kind == static_cast<std::uint8_t>(abi::EventKind::adc);
     if (is_adc ? (slot < 0 || slot >= sample_count) : slot != -1) {
-      throw std::invalid_argument(where(i, "output_index") + ": " + std::to_string(slot) +
-                                  (is_adc ? " is outside the sample range" :
-                                            " must be -1 for a non-adc event"));
+      throw std::invalid_argument(
+          where(i, "output_index") + ": " + std::to_string(slot) +
+          (is_adc ? " is outside the sample range" : " must be -1 for a non-adc event"));
     }
     shifts += abi::shifts_of(act);
     // Everything starts in Z_0 and only shifts raise the order, so after

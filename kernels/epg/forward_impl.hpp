@@ -20,14 +20,17 @@ namespace detail {
 // order count needs; large buckets carry fewer lanes to bound the stack.
 struct HostLayouts {
   static constexpr int buckets[] = {8, 16, 32, 64, 128, 256, 512, 1024};
-  static constexpr int lanes_for(int opt) { return opt <= 64 ? 8 : (opt <= 128 ? 4 : (opt <= 256 ? 2 : 1)); }
+  static constexpr int lanes_for(int opt) {
+    return opt <= 64 ? 8 : (opt <= 128 ? 4 : (opt <= 256 ? 2 : 1));
+  }
 };
 
 template <class ExecSpace, int OPT, int L>
-void launch_layout(const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-                   const TissueViews<typename ExecSpace::memory_space>& tissue,
-                   const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-                   const LaunchShape& shape) {
+void launch_layout(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
+    const LaunchShape& shape) {
   using Kernel = ForwardKernel<ExecSpace, float, OPT, L>;
   Kernel kernel;
   kernel.events = events;
@@ -36,13 +39,15 @@ void launch_layout(const ExecSpace& exec, const EventTable<typename ExecSpace::m
   kernel.team_threads = shape.team_threads;
   kernel.tile_events = shape.tile_events;
   typename Kernel::policy policy(exec, shape.league, shape.team_threads, 1);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_bytes(shape.tile_events, shape.team_threads)));
+  policy.set_scratch_size(
+      0, Kokkos::PerTeam(Kernel::scratch_bytes(shape.tile_events, shape.team_threads)));
   Kokkos::parallel_for(forward_kernel_name, policy, kernel);
 }
 
 inline int tile_for_scratch(std::size_t scratch_max, std::size_t exchange_bytes) {
   constexpr int preferred = 256;
-  const std::size_t room = scratch_max > exchange_bytes + 64 ? scratch_max - exchange_bytes - 64 : 0;
+  const std::size_t room =
+      scratch_max > exchange_bytes + 64 ? scratch_max - exchange_bytes - 64 : 0;
   const int fit = static_cast<int>(room / sizeof(EventRecord));
   return fit < preferred ? fit : preferred;
 }
@@ -80,13 +85,13 @@ void simulate_forward(
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals) {
   const std::string name = forward_kernel_name;
   if (tissue.voxels <= 0) return;
-  if (signals.extent(0) < std::size_t(tissue.voxels) || signals.extent(1) < std::size_t(events.samples) ||
-      signals.extent(2) != 2) {
-    throw std::invalid_argument(name + ": the signal array is " + std::to_string(signals.extent(0)) +
-                                " x " + std::to_string(signals.extent(1)) + " x " +
-                                std::to_string(signals.extent(2)) + ", expected at least " +
-                                std::to_string(tissue.voxels) + " x " + std::to_string(events.samples) +
-                                " x 2");
+  if (signals.extent(0) < std::size_t(tissue.voxels) ||
+      signals.extent(1) < std::size_t(events.samples) || signals.extent(2) != 2) {
+    throw std::invalid_argument(
+        name + ": the signal array is " + std::to_string(signals.extent(0)) + " x " +
+        std::to_string(signals.extent(1)) + " x " + std::to_string(signals.extent(2)) +
+        ", expected at least " + std::to_string(tissue.voxels) + " x " +
+        std::to_string(events.samples) + " x 2");
   }
   LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
   using Probe = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
@@ -95,13 +100,14 @@ void simulate_forward(
   shape.tile_events = detail::tile_for_scratch(scratch_max, exchange);
   if (shape.tile_events < 1) {
     throw std::runtime_error(name + ": team scratch of " + std::to_string(scratch_max) +
-                             " bytes cannot hold one event tile for " + std::to_string(events.orders) + " orders");
+                             " bytes cannot hold one event tile for " +
+                             std::to_string(events.orders) + " orders");
   }
 
-#define LARMOR_FORWARD_LAYOUT(OPT, L)                                                 \
-  if (shape.orders_per_thread == OPT && shape.lanes == L) {                           \
+#define LARMOR_FORWARD_LAYOUT(OPT, L)                                               \
+  if (shape.orders_per_thread == OPT && shape.lanes == L) {                         \
     detail::launch_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape); \
-    return;                                                                           \
+    return;                                                                         \
   }
   if constexpr (kx::is_host_space_v<ExecSpace>) {
     LARMOR_FORWARD_LAYOUT(8, 8)
@@ -117,8 +123,9 @@ void simulate_forward(
     LARMOR_FORWARD_LAYOUT(1, 1)
   }
 #undef LARMOR_FORWARD_LAYOUT
-  throw std::logic_error(name + ": no compiled layout for " + std::to_string(shape.orders_per_thread) +
-                         " orders per thread and " + std::to_string(shape.lanes) + " lanes");
+  throw std::logic_error(name + ": no compiled layout for " +
+                         std::to_string(shape.orders_per_thread) + " orders per thread and " +
+                         std::to_string(shape.lanes) + " lanes");
 }
 
 }  // namespace larmor::epg

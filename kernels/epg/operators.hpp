@@ -90,15 +90,14 @@ KOKKOS_FORCEINLINE_FUNCTION void rotate(const FlipFactors<Real>& f, const PhaseF
 // longitudinal decay with recovery of Z_0 towards equilibrium (1).
 template <class Real>
 struct Evolution {
-  Real e1, e2;            // exp(-t/T1), exp(-t/T2)
-  Real rot_re, rot_im;    // e2 * exp(+i 2 pi df t): applied to F+, conjugate to F-
-  Real recovery;          // 1 - e1
+  Real e1, e2;          // exp(-t/T1), exp(-t/T2)
+  Real rot_re, rot_im;  // e2 * exp(+i 2 pi df t): applied to F+, conjugate to F-
+  Real recovery;        // 1 - e1
 };
 
 template <class Real>
 KOKKOS_FORCEINLINE_FUNCTION Evolution<Real> make_evolution(const Real& t, const Real& r1,
-                                                           const Real& r2,
-                                                           const Real& df_hz) {
+                                                           const Real& r2, const Real& df_hz) {
   using kx::exp;
   Evolution<Real> ev;
   ev.e1 = exp(-t * r1);

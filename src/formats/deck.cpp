@@ -152,8 +152,8 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     MrfParams p;
     const std::string schedule = s.string("schedule", "");
     if (schedule.empty()) s.fail("schedule", "is required: the CSV file of the train");
-    const fs::path file = fs::path(schedule).is_absolute() ? fs::path(schedule)
-                                                           : deck_dir / schedule;
+    const fs::path file =
+        fs::path(schedule).is_absolute() ? fs::path(schedule) : deck_dir / schedule;
     p.schedule = read_mrf_schedule_csv(file.string());
     p.nominal_flip_deg = s.number("nominal_flip_deg", p.nominal_flip_deg);
     p.base_tr_s = ms(s.positive("base_tr_ms", p.base_tr_s * 1e3));
@@ -260,8 +260,7 @@ Deck read_deck(const std::string& path) {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
     throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
-                    std::to_string(e.source().begin.column) + ": " +
-                    std::string(e.description()));
+                    std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
   }
   for (const auto& [key, value] : root) {
     const std::string k(key.str());
@@ -300,8 +299,8 @@ Deck read_deck(const std::string& path) {
   deck.simulation.orders = sim.integer("orders", 0, 0);
   if (deck.simulation.orders > abi::max_orders) {
     sim.fail("orders", "= " + std::to_string(deck.simulation.orders) +
-                           " exceeds the EPG kernels' limit of " +
-                           std::to_string(abi::max_orders) + " (larmor::epg::forward)");
+                           " exceeds the EPG kernels' limit of " + std::to_string(abi::max_orders) +
+                           " (larmor::epg::forward)");
   }
   deck.simulation.chunk_voxels = sim.integer("chunk_voxels", 0, 0);
   sim.reject_unknown_keys();

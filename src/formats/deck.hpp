@@ -23,9 +23,9 @@ struct TissueSpec {
   // uniform). Properties not listed stay at their identity value.
   std::map<tissue::Property, std::vector<double>> values;
   // Maps mode.
-  std::string maps_path;                                   // resolved against the deck
-  std::string mask_dataset;                                // empty: every voxel
-  std::map<tissue::Property, std::string> map_datasets;    // property -> dataset
+  std::string maps_path;                                 // resolved against the deck
+  std::string mask_dataset;                              // empty: every voxel
+  std::map<tissue::Property, std::string> map_datasets;  // property -> dataset
 };
 
 struct Deck {

@@ -41,7 +41,8 @@ inline std::string hdf5_error_detail() {
   throw std::runtime_error(file + ": " + what + hdf5_error_detail());
 }
 
-inline Handle checked(hid_t id, Handle::Closer closer, const std::string& file, const std::string& what) {
+inline Handle checked(hid_t id, Handle::Closer closer, const std::string& file,
+                      const std::string& what) {
   if (id < 0) fail(file, what + " failed");
   return Handle(id, closer);
 }
@@ -91,8 +92,8 @@ inline Handle untimed_create_plist(hid_t plist_class, const std::string& file) {
 }
 
 // Creates the first `depth` components of `parts` as groups where missing.
-inline void ensure_groups(hid_t file, const std::string& file_name, const std::vector<std::string>& parts,
-                   std::size_t depth) {
+inline void ensure_groups(hid_t file, const std::string& file_name,
+                          const std::vector<std::string>& parts, std::size_t depth) {
   Handle group_plist;
   for (std::size_t d = 1; d <= depth; ++d) {
     const std::string prefix = join_path(parts, d);
@@ -128,7 +129,7 @@ struct Fingerprint {
 
 // Selects rows [first_row, first_row + rows) of `space`, or nothing when empty.
 inline void select_rows(hid_t space, const std::vector<std::uint64_t>& dims, std::int64_t first_row,
-                 std::int64_t rows, const std::string& file, const std::string& path) {
+                        std::int64_t rows, const std::string& file, const std::string& path) {
   std::vector<hsize_t> start(dims.size(), 0), count(dims.begin(), dims.end());
   start[0] = static_cast<hsize_t>(first_row);
   count[0] = static_cast<hsize_t>(rows);

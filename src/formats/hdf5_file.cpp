@@ -98,7 +98,6 @@ Handle create_dataset(hid_t file, const std::string& file_name, const std::strin
                  H5Dclose, file_name, "creating dataset " + quoted(path));
 }
 
-
 }  // namespace
 
 H5Writer::H5Writer(std::string final_path, const parallel::Communicator& comm)
@@ -433,6 +432,5 @@ void H5Writer::commit() {
   }
   committed_ = true;
 }
-
 
 }  // namespace larmor::formats

@@ -221,4 +221,3 @@ std::string H5Reader::attribute_string(const std::string& object_path,
 }
 
 }  // namespace larmor::formats
-

@@ -18,12 +18,12 @@
 namespace larmor::formats {
 
 struct LocalVoxels {
-  std::int64_t total = 0;                     // over all ranks
-  parallel::Range range;                      // this rank's rows of the output
-  std::vector<std::int64_t> voxel_index;      // per local voxel: linear index in the volume
-                                              // (maps) or grid position (grid)
-  std::vector<std::uint64_t> volume_shape;    // maps: the volume; grid: the value counts
-  tissue::Tissue tissue;                      // this rank's voxels, SI units
+  std::int64_t total = 0;                   // over all ranks
+  parallel::Range range;                    // this rank's rows of the output
+  std::vector<std::int64_t> voxel_index;    // per local voxel: linear index in the volume
+                                            // (maps) or grid position (grid)
+  std::vector<std::uint64_t> volume_shape;  // maps: the volume; grid: the value counts
+  tissue::Tissue tissue;                    // this rank's voxels, SI units
 };
 
 LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicator& comm,

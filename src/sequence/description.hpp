@@ -26,13 +26,13 @@ struct Event {
 };
 
 struct Description {
-  std::string name;                 // builder or file it came from
+  std::string name;  // builder or file it came from
   std::vector<Event> events;
   // Parameters that produced it, written as attributes next to the signals.
   std::map<std::string, double> parameters;
 
-  int sample_count() const;         // number of adc events
-  int declared_winding() const;     // total shift bits over the stream
+  int sample_count() const;      // number of adc events
+  int declared_winding() const;  // total shift bits over the stream
   double total_duration_s() const;
   // Timestamp of event i: the running total of durations before it.
   std::vector<double> timestamps_s() const;

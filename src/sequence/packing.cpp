@@ -31,8 +31,7 @@ namespace {
 
 PackedSequence pack(const Description& d) {
   if (d.events.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-    throw std::invalid_argument("sequence '" + d.name + "' has " +
-                                std::to_string(d.events.size()) +
+    throw std::invalid_argument("sequence '" + d.name + "' has " + std::to_string(d.events.size()) +
                                 " events; the kernels index events with 32-bit integers");
   }
   PackedSequence p;

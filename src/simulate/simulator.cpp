@@ -18,13 +18,12 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
 
 std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
-  std::int64_t chunk = options_.chunk_voxels > 0 ? options_.chunk_voxels
-                                                 : (std::int64_t(256) << 20) / per_voxel;
+  std::int64_t chunk =
+      options_.chunk_voxels > 0 ? options_.chunk_voxels : (std::int64_t(256) << 20) / per_voxel;
   // The kernels index voxels with 32-bit integers.
   chunk = std::min<std::int64_t>(chunk, std::numeric_limits<std::int32_t>::max());
   return std::max<std::int64_t>(1, std::min(chunk, voxels));
 }
-
 
 template <class ExecSpace>
 void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {

@@ -14,8 +14,8 @@
 namespace larmor::simulate {
 
 struct Options {
-  int orders = 0;                  // <= 0: the description's default rule
-  std::int64_t chunk_voxels = 0;   // <= 0: sized from a 256 MiB signal budget
+  int orders = 0;                 // <= 0: the description's default rule
+  std::int64_t chunk_voxels = 0;  // <= 0: sized from a 256 MiB signal budget
   // Called after each chunk with the voxels done and the total.
   std::function<void(std::int64_t, std::int64_t)> progress;
 };

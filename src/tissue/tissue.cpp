@@ -7,11 +7,16 @@ namespace larmor::tissue {
 
 const char* deck_name(Property p) {
   switch (p) {
-    case Property::m0: return "m0";
-    case Property::t1: return "t1_ms";
-    case Property::t2: return "t2_ms";
-    case Property::b1: return "b1";
-    case Property::off_resonance: return "off_resonance_hz";
+    case Property::m0:
+      return "m0";
+    case Property::t1:
+      return "t1_ms";
+    case Property::t2:
+      return "t2_ms";
+    case Property::b1:
+      return "b1";
+    case Property::off_resonance:
+      return "off_resonance_hz";
   }
   return "?";
 }
@@ -19,9 +24,12 @@ const char* deck_name(Property p) {
 const char* units(Property p) {
   switch (p) {
     case Property::t1:
-    case Property::t2: return "s";
-    case Property::off_resonance: return "Hz";
-    default: return "1";
+    case Property::t2:
+      return "s";
+    case Property::off_resonance:
+      return "Hz";
+    default:
+      return "1";
   }
 }
 
@@ -30,45 +38,57 @@ double to_si(Property p) { return (p == Property::t1 || p == Property::t2) ? 1e-
 double identity_si(Property p) {
   switch (p) {
     case Property::m0:
-    case Property::b1: return 1.0;
-    case Property::off_resonance: return 0.0;
-    default: return std::numeric_limits<double>::infinity();
+    case Property::b1:
+      return 1.0;
+    case Property::off_resonance:
+      return 0.0;
+    default:
+      return std::numeric_limits<double>::infinity();
   }
 }
 
 PropertyValues& Tissue::operator[](Property p) {
   switch (p) {
-    case Property::m0: return m0;
-    case Property::t1: return t1_s;
-    case Property::t2: return t2_s;
-    case Property::b1: return b1;
-    case Property::off_resonance: return df_hz;
+    case Property::m0:
+      return m0;
+    case Property::t1:
+      return t1_s;
+    case Property::t2:
+      return t2_s;
+    case Property::b1:
+      return b1;
+    case Property::off_resonance:
+      return df_hz;
   }
   throw std::logic_error("unknown tissue property");
 }
 
-const PropertyValues& Tissue::operator[](Property p) const {
-  return const_cast<Tissue&>(*this)[p];
-}
+const PropertyValues& Tissue::operator[](Property p) const { return const_cast<Tissue&>(*this)[p]; }
 
 namespace {
 bool acceptable(Property p, float v) {
   switch (p) {
     case Property::t1:
-    case Property::t2: return !std::isnan(v) && v > 0.0f;  // infinity: no relaxation
+    case Property::t2:
+      return !std::isnan(v) && v > 0.0f;  // infinity: no relaxation
     case Property::m0:
-    case Property::b1: return std::isfinite(v) && v >= 0.0f;
-    case Property::off_resonance: return std::isfinite(v);
+    case Property::b1:
+      return std::isfinite(v) && v >= 0.0f;
+    case Property::off_resonance:
+      return std::isfinite(v);
   }
   return false;
 }
 const char* requirement(Property p) {
   switch (p) {
     case Property::t1:
-    case Property::t2: return "must be a positive number";
+    case Property::t2:
+      return "must be a positive number";
     case Property::m0:
-    case Property::b1: return "must be finite and non-negative";
-    default: return "must be finite";
+    case Property::b1:
+      return "must be finite and non-negative";
+    default:
+      return "must be finite";
   }
 }
 }  // namespace
@@ -88,8 +108,7 @@ void Tissue::validate(const std::string& source) const {
         if (!acceptable(p, v.map[i])) {
           throw std::invalid_argument(source + ": " + deck_name(p) + " at voxel " +
                                       std::to_string(i) + " is " +
-                                      std::to_string(v.map[i] * scale) + "; it " +
-                                      requirement(p));
+                                      std::to_string(v.map[i] * scale) + "; it " + requirement(p));
         }
       }
     } else if (!acceptable(p, v.uniform)) {
@@ -101,8 +120,8 @@ void Tissue::validate(const std::string& source) const {
 
 Tissue Tissue::slice(std::int64_t begin, std::int64_t end) const {
   if (begin < 0 || end < begin || end > voxels) {
-    throw std::out_of_range("tissue slice [" + std::to_string(begin) + ", " +
-                            std::to_string(end) + ") outside " + std::to_string(voxels));
+    throw std::out_of_range("tissue slice [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            ") outside " + std::to_string(voxels));
   }
   Tissue t;
   t.voxels = end - begin;

@@ -12,8 +12,8 @@
 namespace larmor::tissue {
 
 enum class Property { m0, t1, t2, b1, off_resonance };
-inline constexpr std::array<Property, 5> all_properties = {
-    Property::m0, Property::t1, Property::t2, Property::b1, Property::off_resonance};
+inline constexpr std::array<Property, 5> all_properties = {Property::m0, Property::t1, Property::t2,
+                                                           Property::b1, Property::off_resonance};
 
 // Name used in decks and files ("t1_ms" etc. carry their unit in the name).
 const char* deck_name(Property p);
@@ -24,8 +24,8 @@ double to_si(Property p);
 double identity_si(Property p);
 
 struct PropertyValues {
-  float uniform = 0.0f;     // SI
-  std::vector<float> map;   // SI, one per voxel; empty means uniform
+  float uniform = 0.0f;    // SI
+  std::vector<float> map;  // SI, one per voxel; empty means uniform
   bool is_map() const { return !map.empty(); }
   float at(std::int64_t voxel) const { return map.empty() ? uniform : map[std::size_t(voxel)]; }
 };

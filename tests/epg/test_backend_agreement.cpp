@@ -29,7 +29,8 @@ void expect_identical(const sequence::Description& d) {
   std::vector<float> openmp(serial.size(), 2.0f);
   sim.run_into<Kokkos::Serial>(t, serial.data());
   sim.run_into<Kokkos::OpenMP>(t, openmp.data());
-  for (std::size_t i = 0; i < serial.size(); ++i) ASSERT_EQ(serial[i], openmp[i]) << d.name << " at " << i;
+  for (std::size_t i = 0; i < serial.size(); ++i)
+    ASSERT_EQ(serial[i], openmp[i]) << d.name << " at " << i;
 }
 
 TEST(BackendAgreement, serial_and_openmp_are_identical) {

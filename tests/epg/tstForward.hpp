@@ -14,11 +14,11 @@
 #include <complex>
 #include <random>
 
+#include "common/kokkos_compat.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
 #include "simulate/closed_form.hpp"
-#include "common/kokkos_compat.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::test {
@@ -119,7 +119,8 @@ TEST(TEST_CATEGORY, mrf_matches_reference) {
   std::mt19937 rng(4);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   for (int n = 0; n < 120; ++n) {
-    p.schedule.push_back({0.1 + 0.9 * u(rng), n % 2 ? 0.0 : 180.0 * u(rng), 2e-3 * u(rng), 1e-3 * u(rng)});
+    p.schedule.push_back(
+        {0.1 + 0.9 * u(rng), n % 2 ? 0.0 : 180.0 * u(rng), 2e-3 * u(rng), 1e-3 * u(rng)});
   }
   expect_matches_reference(sequence::build_mrf(p), random_tissue(10, 5), 0);
 }
@@ -135,7 +136,8 @@ TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
   for (int i = 0; i < 160; ++i) {
     sequence::Event e;
     const double k = u(rng);
-    e.kind = k < 0.45 ? abi::EventKind::pulse : (k < 0.8 ? abi::EventKind::adc : abi::EventKind::wait);
+    e.kind =
+        k < 0.45 ? abi::EventKind::pulse : (k < 0.8 ? abi::EventKind::adc : abi::EventKind::wait);
     e.duration_s = u(rng) < 0.2 ? 0.0 : 0.01 * u(rng);
     e.phase_rad = 40.0 * (u(rng) - 0.5);
     if (e.kind == abi::EventKind::pulse) {
@@ -165,8 +167,10 @@ TEST(TEST_CATEGORY, cpmg_echoes_follow_the_t2_decay) {
   const auto got = run_on_backend(sequence::build_mese(p), t, 0);
   for (int v = 0; v < 3; ++v) {
     for (int n = 1; n <= p.echoes; ++n) {
-      const double want = std::abs(closed_form::cpmg_ideal_echo(n, kx::pi / 2, p.echo_spacing_s, t.t2_s.map[std::size_t(v)]));
-      EXPECT_NEAR(std::abs(sample(got, p.echoes, v, n - 1)), want, 2e-6) << "voxel " << v << " echo " << n;
+      const double want = std::abs(closed_form::cpmg_ideal_echo(n, kx::pi / 2, p.echo_spacing_s,
+                                                                t.t2_s.map[std::size_t(v)]));
+      EXPECT_NEAR(std::abs(sample(got, p.echoes, v, n - 1)), want, 2e-6)
+          << "voxel " << v << " echo " << n;
     }
   }
 }
@@ -183,7 +187,8 @@ TEST(TEST_CATEGORY, cpmg_first_echoes_with_non_ideal_refocusing) {
     t.t1_s.uniform = 0.9f;
     t.t2_s.uniform = 0.08f;
     const auto got = run_on_backend(sequence::build_mese(p), t, 0);
-    const auto want = closed_form::cpmg_first_echoes(kx::pi / 2, beta_deg * kx::pi / 180, p.echo_spacing_s, 0.9, 0.08);
+    const auto want = closed_form::cpmg_first_echoes(kx::pi / 2, beta_deg * kx::pi / 180,
+                                                     p.echo_spacing_s, 0.9, 0.08);
     for (int n = 0; n < 3; ++n) {
       EXPECT_NEAR(std::abs(sample(got, 3, 0, n)), std::abs(want[std::size_t(n)]), 2e-6)
           << "refocusing " << beta_deg << " deg, echo " << n + 1;
@@ -208,7 +213,8 @@ TEST(TEST_CATEGORY, spoiled_gradient_echo_reaches_the_ernst_signal) {
     t.t2_s.uniform = 0.05f;
     const auto got = run_on_backend(sequence::build_spgr(p), t, 0);
     const double want = closed_form::ernst_signal(flip * kx::pi / 180, p.tr_s, 0.4, 0.05, p.te_s);
-    EXPECT_NEAR(std::abs(sample(got, p.repetitions, 0, p.repetitions - 1)), want, 2e-5 * want + 1e-6)
+    EXPECT_NEAR(std::abs(sample(got, p.repetitions, 0, p.repetitions - 1)), want,
+                2e-5 * want + 1e-6)
         << "flip " << flip;
   }
 }
@@ -229,10 +235,11 @@ TEST(TEST_CATEGORY, bssfp_reaches_its_closed_form) {
       t.t2_s.uniform = 0.06f;
       t.df_hz.uniform = df;
       const auto got = run_on_backend(sequence::build_bssfp(p), t, 0);
-      const Complex want = closed_form::bssfp_signal(35.0 * kx::pi / 180, p.tr_s, 0.5 * p.tr_s, 0.3, 0.06, df,
-                                                     increment * kx::pi / 180);
+      const Complex want = closed_form::bssfp_signal(35.0 * kx::pi / 180, p.tr_s, 0.5 * p.tr_s, 0.3,
+                                                     0.06, df, increment * kx::pi / 180);
       EXPECT_LE(std::abs(sample(got, 1, 0, 0) - want), 5e-5)
-          << "increment " << increment << ", df " << df << ": got " << sample(got, 1, 0, 0) << " want " << want;
+          << "increment " << increment << ", df " << df << ": got " << sample(got, 1, 0, 0)
+          << " want " << want;
     }
   }
 }

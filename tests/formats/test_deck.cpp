@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "larmor_config.hpp"
 #include "formats/deck.hpp"
+#include "larmor_config.hpp"
 
 namespace larmor::formats {
 namespace {
@@ -17,7 +17,8 @@ class DeckTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("larmor-deck-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("larmor-deck-test-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -82,13 +83,15 @@ TEST_F(DeckTest, shipped_decks_parse) {
 }
 
 TEST_F(DeckTest, unknown_key_names_file_line_and_key) {
-  const std::string e = error_of("[sequence]\nbuilder = \"mese\"\nechos = 4\n" + std::string(kTissue));
+  const std::string e =
+      error_of("[sequence]\nbuilder = \"mese\"\nechos = 4\n" + std::string(kTissue));
   EXPECT_NE(e.find("deck.toml:3"), std::string::npos) << e;
   EXPECT_NE(e.find("echos"), std::string::npos) << e;
 }
 
 TEST_F(DeckTest, wrong_types_are_named) {
-  std::string e = error_of("[sequence]\nbuilder = \"mese\"\nechoes = \"four\"\n" + std::string(kTissue));
+  std::string e =
+      error_of("[sequence]\nbuilder = \"mese\"\nechoes = \"four\"\n" + std::string(kTissue));
   EXPECT_NE(e.find("deck.toml:3"), std::string::npos) << e;
   EXPECT_NE(e.find("integer"), std::string::npos) << e;
   e = error_of("[sequence]\nbuilder = \"spgr\"\ntr_ms = -8\n" + std::string(kTissue));
@@ -111,8 +114,8 @@ TEST_F(DeckTest, unknown_builder_and_section_are_refused) {
 }
 
 TEST_F(DeckTest, too_many_orders_are_refused_with_the_kernel_name) {
-  const std::string e =
-      error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) + "[simulation]\norders = 4096\n");
+  const std::string e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +
+                                 "[simulation]\norders = 4096\n");
   EXPECT_NE(e.find("deck.toml:8"), std::string::npos) << e;
   EXPECT_NE(e.find("larmor::epg::forward"), std::string::npos) << e;
 }
@@ -120,14 +123,17 @@ TEST_F(DeckTest, too_many_orders_are_refused_with_the_kernel_name) {
 TEST_F(DeckTest, nan_values_and_bad_ranges_are_refused) {
   std::string e = error_of("[sequence]\nbuilder = \"mese\"\n[tissue]\nt1_ms = nan\nt2_ms = 50.0\n");
   EXPECT_NE(e.find("t1_ms"), std::string::npos) << e;
-  e = error_of("[sequence]\nbuilder = \"mese\"\n[tissue]\nt2_ms = { from = -1.0, to = 10.0, count = 4, spacing = \"log\" }\n");
+  e = error_of(
+      "[sequence]\nbuilder = \"mese\"\n[tissue]\nt2_ms = { from = -1.0, to = 10.0, count = 4, "
+      "spacing = \"log\" }\n");
   EXPECT_NE(e.find("t2_ms"), std::string::npos) << e;
   e = error_of("[sequence]\nbuilder = \"mese\"\n[tissue]\nt2_ms = { from = 1.0, to = 10.0 }\n");
   EXPECT_NE(e.find("count"), std::string::npos) << e;
 }
 
 TEST_F(DeckTest, missing_schedule_file_is_named) {
-  const std::string e = error_of("[sequence]\nbuilder = \"mrf\"\nschedule = \"nowhere.csv\"\n" + std::string(kTissue));
+  const std::string e = error_of("[sequence]\nbuilder = \"mrf\"\nschedule = \"nowhere.csv\"\n" +
+                                 std::string(kTissue));
   EXPECT_NE(e.find("nowhere.csv"), std::string::npos) << e;
 }
 

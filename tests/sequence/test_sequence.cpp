@@ -62,7 +62,8 @@ TEST(Builders, mese_is_a_cpmg_train) {
   const auto t = d.timestamps_s();
   const PackedSequence packed = pack(d);
   // Echo n sits at n * ESP after the excitation.
-  for (int n = 0; n < 4; ++n) EXPECT_NEAR(packed.sample_times_s[std::size_t(n)], (n + 1) * 0.012, 1e-15);
+  for (int n = 0; n < 4; ++n)
+    EXPECT_NEAR(packed.sample_times_s[std::size_t(n)], (n + 1) * 0.012, 1e-15);
   // Refocusing pulses a quarter turn from the excitation (CPMG).
   EXPECT_NEAR(d.events[1].phase_rad - d.events[0].phase_rad, kPi / 2, 1e-15);
   EXPECT_EQ(t.size(), d.events.size());
@@ -109,7 +110,8 @@ TEST(Builders, refuse_nonsense_parameters) {
 }
 
 TEST(Schedule, reads_the_shipped_csv) {
-  const auto rows = read_mrf_schedule_csv(std::string(LARMOR_SOURCE_DIR "/inputs") + "/mrf-schedule-1000.csv");
+  const auto rows =
+      read_mrf_schedule_csv(std::string(LARMOR_SOURCE_DIR "/inputs") + "/mrf-schedule-1000.csv");
   ASSERT_EQ(rows.size(), 1000u);
   EXPECT_DOUBLE_EQ(rows[0].flip_fraction, 0.084857);
   EXPECT_DOUBLE_EQ(rows[0].tr_extension_s, 1.50e-3);

@@ -51,7 +51,7 @@ Description build_bssfp(const BssfpParams& p);
 
 // One row of a fingerprinting schedule (the snapMRF CSV layout).
 struct MrfRow {
-  double flip_fraction = 0.0;   // of the nominal flip angle
+  double flip_fraction = 0.0;  // of the nominal flip angle
   double rf_phase_deg = 0.0;
   double tr_extension_s = 0.0;  // added to the base TR
   double te_extension_s = 0.0;  // added to the base TE

@@ -29,8 +29,7 @@ std::vector<MrfRow> read_mrf_schedule_csv(const std::string& path) {
     int col = 0;
     while (std::getline(ss, cell, ',')) {
       if (col >= 4) {
-        throw std::runtime_error(path + ":" + std::to_string(line_no) +
-                                 ": more than 4 columns");
+        throw std::runtime_error(path + ":" + std::to_string(line_no) + ": more than 4 columns");
       }
       std::size_t used = 0;
       try {
@@ -47,8 +46,8 @@ std::vector<MrfRow> read_mrf_schedule_csv(const std::string& path) {
       ++col;
     }
     if (col != 4) {
-      throw std::runtime_error(path + ":" + std::to_string(line_no) + ": expected 4 columns, found " +
-                               std::to_string(col));
+      throw std::runtime_error(path + ":" + std::to_string(line_no) +
+                               ": expected 4 columns, found " + std::to_string(col));
     }
     rows.push_back(MrfRow{v[0], v[1], v[2] * 1e-3, v[3] * 1e-3});
   }
