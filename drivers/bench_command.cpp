@@ -53,6 +53,7 @@ struct Result {
   std::int64_t voxels = 0, events = 0;
   int samples = 0, orders = 0, repeats = 0;
   double best_s = 0, median_s = 0, flops = 0;
+  std::string layout;
 };
 
 std::string hostname() {
@@ -115,6 +116,9 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   res.best_s = times.front();
   res.median_s = times[times.size() / 2];
   res.flops = flops_per_voxel(sim.packed(), sim.orders()) * double(voxels);
+  const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(sim.orders(), int(chunk));
+  res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
+               std::to_string(shape.team_threads);
   return res;
 }
 
@@ -143,23 +147,23 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
        << "\",\n  \"backend\": \"" << kx::backend_name() << "\",\n  \"concurrency\": " << threads
        << ",\n  \"results\": [\n";
-  std::printf("%-8s %10s %8s %7s %6s %12s %12s %14s %10s\n", "workload", "voxels", "events",
-              "samples", "orders", "best [s]", "ns/ev/vox", "ev*vox/s", "GFLOP/s");
+  std::printf("%-8s %10s %8s %7s %6s %9s %12s %12s %14s %10s\n", "workload", "voxels", "events",
+              "samples", "orders", "layout", "best [s]", "ns/ev/vox", "ev*vox/s", "GFLOP/s");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const double ev = double(r.events) * double(r.voxels);
     const double ns = r.best_s * 1e9 / ev;
     const double gflops = r.flops / r.best_s * 1e-9;
-    std::printf("%-8s %10lld %8lld %7d %6d %12.6f %12.4f %14.4g %10.2f\n", r.workload.c_str(),
+    std::printf("%-8s %10lld %8lld %7d %6d %9s %12.6f %12.4f %14.4g %10.2f\n", r.workload.c_str(),
                 static_cast<long long>(r.voxels), static_cast<long long>(r.events), r.samples,
-                r.orders, r.best_s, ns, ev / r.best_s, gflops);
+                r.orders, r.layout.c_str(), r.best_s, ns, ev / r.best_s, gflops);
     json << "    {\"workload\": \"" << r.workload << "\", \"voxels\": " << r.voxels
          << ", \"events\": " << r.events << ", \"samples\": " << r.samples
          << ", \"orders\": " << r.orders << ", \"repeats\": " << r.repeats
          << ", \"best_s\": " << r.best_s << ", \"median_s\": " << r.median_s
          << ", \"ns_per_event_voxel\": " << ns << ", \"event_voxels_per_s\": " << ev / r.best_s
-         << ", \"us_per_voxel\": " << r.best_s * 1e6 / double(r.voxels)
-         << ", \"flops\": " << r.flops << ", \"gflop_per_s\": " << gflops << "}"
+         << ", \"us_per_voxel\": " << r.best_s * 1e6 / double(r.voxels) << ", \"layout\": \""
+         << r.layout << "\", \"flops\": " << r.flops << ", \"gflop_per_s\": " << gflops << "}"
          << (i + 1 < results.size() ? ",\n" : "\n");
   }
   json << "  ]\n}\n";

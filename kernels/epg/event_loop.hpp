@@ -7,6 +7,7 @@
 // recorded sample and for the tiles; the state never leaves the team.
 #pragma once
 
+#include "common/denormals.hpp"
 #include "epg/event_table.hpp"
 #include "epg/operators.hpp"
 #include "epg/state_block.hpp"
@@ -22,6 +23,7 @@ struct LaneTissue {
   Real m0[Lanes], r1[Lanes], r2[Lanes], b1[Lanes], df_hz[Lanes];
   int voxel[Lanes];
   bool active[Lanes];
+  bool precess;  // some lane is off resonance (the same on every thread of a team)
 };
 
 template <class Real, int Lanes, class MemorySpace>
@@ -43,6 +45,11 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
     out.b1[l] = Real(tissue.b1.at(src));
     out.df_hz[l] = Real(tissue.df_hz.at(src));
   }
+  out.precess = false;
+  LARMOR_UNROLL
+  for (int l = 0; l < Lanes; ++l)
+    out.precess =
+        out.precess || tissue.df_hz.at(out.active[l] ? first_voxel + l : first_voxel) != 0.0f;
 }
 
 template <class ExecSpace, class Real, int OrdersPerThread, int Lanes>
@@ -66,6 +73,7 @@ struct ForwardKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(ForwardTag, const member& team) const {
+    const FlushDenormalsOnHost flush_denormals;
     scratch_records tile(team.team_scratch(0), tile_events);
     Exchange exchange;
     exchange.threads = team_threads;
@@ -78,9 +86,14 @@ struct ForwardKernel {
     state.reset(team.team_rank());
     const int orders = events.orders;
 
-    float cached_duration = -1.0f;
-    Evolution<Real> evolution[Lanes];
-
+    // Free-evolution factors for the last two distinct intervals: trains
+    // repeat their intervals, often alternating two (TE, then TR - TE).
+    // Swapping whole arrays keeps every register index compile-time.
+    float current_duration = -1.0f, other_duration = -1.0f;
+    Evolution<Real> current[Lanes], other[Lanes];
+    bool have_flip = false;
+    float current_flip = 0.0f;
+    FlipFactors<Real> flip[Lanes];
     for (int tile_start = 0; tile_start < events.count; tile_start += tile_events) {
       const int in_tile = kx::min(tile_events, events.count - tile_start);
       team.team_barrier();  // everyone is done with the previous tile
@@ -97,9 +110,14 @@ struct ForwardKernel {
         if (act & abi::action::crush_before) state.shift(team, exchange, orders);
 
         if (kind == abi::EventKind::pulse) {
-          FlipFactors<Real> flip[Lanes];
-          LARMOR_UNROLL
-          for (int l = 0; l < Lanes; ++l) flip[l] = make_flip(Real(rec.flip) * lane.b1[l]);
+          // Trains repeat their flip angles: the sine and cosine of flip x B1
+          // are taken again only when the nominal flip changes.
+          if (!have_flip || rec.flip != current_flip) {
+            have_flip = true;
+            current_flip = rec.flip;
+            LARMOR_UNROLL
+            for (int l = 0; l < Lanes; ++l) flip[l] = make_flip(Real(rec.flip) * lane.b1[l]);
+          }
           const PhaseFactors<Real> phase = make_phase(Real(rec.cos_phase), Real(rec.sin_phase));
           state.rotate(live, flip, phase);
         } else if (kind == abi::EventKind::adc) {
@@ -111,17 +129,20 @@ struct ForwardKernel {
         if (act & abi::action::spoil_after) state.spoil();
 
         if (rec.duration > 0.0f) {
-          if (rec.duration != cached_duration) {
-            // Trains repeat their intervals: recompute the exponentials only
-            // when the interval changes.
-            cached_duration = rec.duration;
+          if (rec.duration != current_duration) {
+            const bool reuse = rec.duration == other_duration;
+            other_duration = current_duration;
+            current_duration = rec.duration;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
-              evolution[l] =
-                  make_evolution(Real(rec.duration), lane.r1[l], lane.r2[l], lane.df_hz[l]);
+              const Evolution<Real> previous = current[l];
+              current[l] = reuse ? other[l]
+                                 : make_evolution(Real(rec.duration), lane.r1[l], lane.r2[l],
+                                                  lane.df_hz[l], lane.precess);
+              other[l] = previous;
             }
           }
-          state.evolve(live, evolution);
+          state.evolve(live, current);
         }
       }
     }

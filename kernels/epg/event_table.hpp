@@ -16,7 +16,8 @@
 
 namespace larmor::epg {
 
-struct EventRecord {
+// 16-byte aligned so a thread reads a staged record with two vector loads.
+struct alignas(16) EventRecord {
   float duration;
   float flip;
   float cos_phase;

@@ -4,6 +4,8 @@
 // the kernel's limits and launches.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -44,12 +46,29 @@ void launch_layout(
   Kokkos::parallel_for(forward_kernel_name, policy, kernel);
 }
 
-inline int tile_for_scratch(std::size_t scratch_max, std::size_t exchange_bytes) {
-  constexpr int preferred = 256;
+// Host teams take long tiles; device teams keep theirs short so that team
+// scratch does not cap the blocks an SM holds.
+inline int tile_for_scratch(std::size_t scratch_max, std::size_t exchange_bytes, bool host) {
+  const int preferred = host ? 256 : 128;
   const std::size_t room =
       scratch_max > exchange_bytes + 64 ? scratch_max - exchange_bytes - 64 : 0;
   const int fit = static_cast<int>(room / sizeof(EventRecord));
   return fit < preferred ? fit : preferred;
+}
+
+// The layouts compiled for device backends: (orders per thread, lanes).
+inline constexpr int device_layouts[][2] = {{2, 1}, {2, 2}, {2, 4}, {1, 1}, {1, 2}};
+
+// LARMOR_EPG_LAYOUT=OPTxL (e.g. "2x4") overrides the choice for tuning runs;
+// it must name a compiled layout of the backend that can hold the orders.
+inline bool layout_override(int& opt, int& lanes) {
+  const char* text = std::getenv("LARMOR_EPG_LAYOUT");
+  if (text == nullptr || *text == '\0') return false;
+  if (std::sscanf(text, "%dx%d", &opt, &lanes) != 2) {
+    throw std::invalid_argument(std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT='" + text +
+                                "' is not of the form OPTxLANES");
+  }
+  return true;
 }
 
 }  // namespace detail
@@ -72,6 +91,19 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
     // 64-order run is one warp per team), one order beyond that.
     s.orders_per_thread = orders <= 64 ? 2 : 1;
     s.lanes = orders <= 64 ? 2 : 1;
+    int opt = 0, lanes = 0;
+    if (detail::layout_override(opt, lanes)) {
+      bool compiled = false;
+      for (const auto& l : detail::device_layouts) compiled |= l[0] == opt && l[1] == lanes;
+      if (!compiled || (orders + opt - 1) / opt > abi::max_orders) {
+        throw std::invalid_argument(
+            std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT=" + std::to_string(opt) + "x" +
+            std::to_string(lanes) + " is not a compiled device layout for " +
+            std::to_string(orders) + " orders");
+      }
+      s.orders_per_thread = opt;
+      s.lanes = lanes;
+    }
     s.team_threads = (orders + s.orders_per_thread - 1) / s.orders_per_thread;
   }
   s.league = (voxels + s.lanes - 1) / s.lanes;
@@ -96,8 +128,10 @@ void simulate_forward(
   LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
   using Probe = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
   const std::size_t scratch_max = Probe::scratch_size_max(0);
+  // The shift exchanges the edge states of each thread's block of orders.
   const std::size_t exchange = sizeof(float) * 8 * std::size_t(shape.team_threads) * shape.lanes;
-  shape.tile_events = detail::tile_for_scratch(scratch_max, exchange);
+  shape.tile_events =
+      detail::tile_for_scratch(scratch_max, exchange, kx::is_host_space_v<ExecSpace>);
   if (shape.tile_events < 1) {
     throw std::runtime_error(name + ": team scratch of " + std::to_string(scratch_max) +
                              " bytes cannot hold one event tile for " +
@@ -119,8 +153,11 @@ void simulate_forward(
     LARMOR_FORWARD_LAYOUT(512, 1)
     LARMOR_FORWARD_LAYOUT(1024, 1)
   } else {
+    LARMOR_FORWARD_LAYOUT(2, 1)
     LARMOR_FORWARD_LAYOUT(2, 2)
+    LARMOR_FORWARD_LAYOUT(2, 4)
     LARMOR_FORWARD_LAYOUT(1, 1)
+    LARMOR_FORWARD_LAYOUT(1, 2)
   }
 #undef LARMOR_FORWARD_LAYOUT
   throw std::logic_error(name + ": no compiled layout for " +

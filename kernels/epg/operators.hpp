@@ -95,18 +95,26 @@ struct Evolution {
   Real recovery;        // 1 - e1
 };
 
+// `precess` is false when no voxel of the caller's lanes is off resonance:
+// the precession is then the identity and its sine and cosine are skipped.
 template <class Real>
 KOKKOS_FORCEINLINE_FUNCTION Evolution<Real> make_evolution(const Real& t, const Real& r1,
-                                                           const Real& r2, const Real& df_hz) {
+                                                           const Real& r2, const Real& df_hz,
+                                                           bool precess = true) {
   using kx::exp;
   Evolution<Real> ev;
   ev.e1 = exp(-t * r1);
   ev.e2 = exp(-t * r2);
   ev.recovery = Real(1.0f) - ev.e1;
-  Real s, c;
-  sincos_turns(df_hz * t, s, c);
-  ev.rot_re = ev.e2 * c;
-  ev.rot_im = ev.e2 * s;
+  if (precess) {
+    Real s, c;
+    sincos_turns(df_hz * t, s, c);
+    ev.rot_re = ev.e2 * c;
+    ev.rot_im = ev.e2 * s;
+  } else {
+    ev.rot_re = ev.e2;
+    ev.rot_im = Real(0.0f);
+  }
   return ev;
 }
 
