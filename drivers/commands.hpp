@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 
 namespace larmor::drivers {
@@ -23,7 +24,7 @@ struct BenchArgs {
   long long voxels = 0;  // overrides scale when > 0
   int repeats = 5;
   std::string json = "larmor-bench.json";
-  std::string schedule;  // mrf schedule CSV
+  std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
 };
 void add_bench(CLI::App& app, BenchArgs& args);
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
