@@ -23,14 +23,10 @@
 // first, or call MPI_Abort.
 #pragma once
 
-// Parallel hdf5.h includes mpi.h: as in communicator.hpp, keep OpenMPI/MPICH from dragging in their
-// C++ bindings (which need an extra library at link time).
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
+// First: parallel hdf5.h includes mpi.h, and communicator.hpp keeps MPI's
+// C++ bindings out of it.
+#include "parallel/communicator.hpp"
+
 #include <hdf5.h>
 
 #include <cstdint>
@@ -39,8 +35,6 @@
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include "parallel/communicator.hpp"
 
 #ifndef LARMOR_HDF5_PARALLEL
 #ifdef H5_HAVE_PARALLEL
