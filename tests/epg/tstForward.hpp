@@ -271,6 +271,38 @@ TEST(TEST_CATEGORY, maps_uniforms_lanes_and_chunks_agree) {
   }
 }
 
+// A module written outside the library: a T2 preparation (tip down, a Hahn
+// echo, tip back up, spoil what stayed transverse). It emits the operators'
+// vocabulary and reaches the kernel unchanged. With ideal pulses the stored
+// longitudinal magnetisation is exp(-TE_prep / T2) whatever T1 and the
+// off-resonance (the echo refocuses it), so the readout that follows sees
+// exactly that.
+inline sequence::Description t2_preparation(double te_s) {
+  using namespace sequence;
+  Description d;
+  d.name = "t2prep";
+  d << Excitation{90.0, 0.0, 0.5 * te_s} << Refocusing{180.0, 90.0, 0.5 * te_s, false}
+    << Excitation{90.0, 180.0, 0.0, abi::action::spoil_after};
+  return d;
+}
+
+TEST(TEST_CATEGORY, an_external_t2_preparation_module_reaches_the_kernel) {
+  for (double te : {0.02, 0.08}) {
+    sequence::Description d = t2_preparation(te);
+    d << sequence::Excitation{90.0, 0.0, 0.0} << sequence::Readout{0.0, 0.0, true};
+    tissue::Tissue t;
+    t.voxels = 3;
+    t.t1_s.map = {0.3f, 1.0f, 2.0f};
+    t.t2_s.map = {0.03f, 0.08f, 0.2f};
+    t.df_hz.map = {0.0f, 25.0f, -40.0f};
+    const auto got = run_on_backend(d, t, 0);
+    for (int v = 0; v < 3; ++v) {
+      EXPECT_NEAR(std::abs(sample(got, 1, v, 0)), std::exp(-te / double(t.t2_s.map[std::size_t(v)])), 2e-6)
+          << "TE_prep " << te << ", voxel " << v;
+    }
+  }
+}
+
 TEST(TEST_CATEGORY, too_many_orders_are_refused_by_name) {
   sequence::MeseParams p;
   simulate::Options o;
