@@ -18,8 +18,16 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
 
 std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
-  std::int64_t chunk =
-      options_.chunk_voxels > 0 ? options_.chunk_voxels : (std::int64_t(256) << 20) / per_voxel;
+  std::int64_t chunk = options_.chunk_voxels;
+  if (chunk <= 0) {
+    chunk = (std::int64_t(256) << 20) / per_voxel;
+    // Large runs go in at least 16 launches so progress can be reported;
+    // 32768 voxels per launch still fill a GPU (docs/performance.md).
+    constexpr std::int64_t min_launches = 16, fills_a_gpu = 32768;
+    if (voxels >= min_launches * fills_a_gpu) {
+      chunk = std::min(chunk, (voxels + min_launches - 1) / min_launches);
+    }
+  }
   // The kernels index voxels with 32-bit integers.
   chunk = std::min<std::int64_t>(chunk, std::numeric_limits<std::int32_t>::max());
   return std::max<std::int64_t>(1, std::min(chunk, voxels));
