@@ -109,6 +109,20 @@ TEST(Builders, refuse_nonsense_parameters) {
   EXPECT_THROW(build_mrf(r), std::invalid_argument);
 }
 
+TEST(Builders, refuse_trains_past_the_32_bit_event_index_before_allocating) {
+  SpgrParams s;
+  s.repetitions = 2000000000;  // 4e9 events: refused at once, nothing built
+  try {
+    build_spgr(s);
+    FAIL() << "a 4e9-event train was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("32-bit"), std::string::npos) << e.what();
+  }
+  BssfpParams b;
+  b.dummy_repetitions = 1500000000;
+  EXPECT_THROW(build_bssfp(b), std::invalid_argument);
+}
+
 TEST(Schedule, reads_the_shipped_csv) {
   const auto rows =
       read_mrf_schedule_csv(std::string(LARMOR_SOURCE_DIR "/inputs") + "/mrf-schedule-1000.csv");

@@ -1,6 +1,8 @@
 #include "sequence/builders/builders.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -13,11 +15,23 @@ void require(bool ok, const std::string& builder, const std::string& what) {
   if (!ok) throw std::invalid_argument(builder + ": " + what);
 }
 bool finite_positive(double x) { return std::isfinite(x) && x > 0.0; }
+
+// Refuses, before anything is allocated, a train longer than the kernels'
+// 32-bit event index.
+void require_event_count(double events, const std::string& builder, const std::string& what) {
+  const double limit = double(std::numeric_limits<std::int32_t>::max());
+  if (events > limit) {
+    throw std::invalid_argument(builder + ": " + what + " give " + std::to_string(events) +
+                                " events; the EPG kernels index at most " +
+                                std::to_string(std::int64_t(limit)) + " (32-bit)");
+  }
+}
 }  // namespace
 
 Description build_mese(const MeseParams& p) {
   require(p.echoes >= 1, "mese", "echoes must be at least 1");
   require(finite_positive(p.echo_spacing_s), "mese", "echo spacing must be positive");
+  require_event_count(1.0 + 2.0 * p.echoes, "mese", "echoes");
   Description d;
   d.name = "mese";
   d.parameters = {{"echoes", p.echoes},
@@ -36,6 +50,7 @@ Description build_mese(const MeseParams& p) {
 Description build_spgr(const SpgrParams& p) {
   require(p.repetitions >= 1, "spgr", "repetitions must be at least 1");
   require(finite_positive(p.tr_s), "spgr", "TR must be positive");
+  require_event_count(2.0 * p.repetitions, "spgr", "repetitions");
   require(std::isfinite(p.te_s) && p.te_s >= 0.0 && p.te_s < p.tr_s, "spgr",
           "TE must lie in [0, TR)");
   Description d;
@@ -63,6 +78,9 @@ Description build_bssfp(const BssfpParams& p) {
   require(p.repetitions >= 1 && p.dummy_repetitions >= 0, "bssfp",
           "repetitions must be >= 1 and dummy_repetitions >= 0");
   require(!p.phase_increments_deg.empty(), "bssfp", "at least one phase increment is needed");
+  require_event_count(
+      2.0 * (double(p.dummy_repetitions) + p.repetitions) * double(p.phase_increments_deg.size()),
+      "bssfp", "repetitions, dummy_repetitions and phase_increments_deg");
   Description d;
   d.name = "bssfp";
   d.parameters = {{"flip_deg", p.flip_deg},
