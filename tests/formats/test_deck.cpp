@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "formats/deck.hpp"
 #include "larmor_config.hpp"
@@ -135,6 +136,64 @@ TEST_F(DeckTest, missing_schedule_file_is_named) {
   const std::string e = error_of("[sequence]\nbuilder = \"mrf\"\nschedule = \"nowhere.csv\"\n" +
                                  std::string(kTissue));
   EXPECT_NE(e.find("nowhere.csv"), std::string::npos) << e;
+}
+
+// Mutated decks (characters deleted, inserted or replaced, lines repeated)
+// are either read or refused with a DeckError; nothing else escapes.
+TEST_F(DeckTest, mutated_decks_are_read_or_refused_cleanly) {
+  const std::string good = R"([sequence]
+builder = "spgr"
+flip_deg = 12.0
+tr_ms = 7.0
+te_ms = 3.0
+repetitions = 40
+
+[tissue]
+t1_ms = [800.0, 1200.0]
+t2_ms = { from = 20.0, to = 200.0, count = 3, spacing = "log" }
+b1 = 1.0
+
+[simulation]
+orders = 16
+)";
+  std::mt19937 rng(2026);
+  const std::string alphabet = "[]{}=,.\"#0123456789-+eEnaif_ \n";
+  int refused = 0, read = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string text = good;
+    const int edits = 1 + int(rng() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 4) {
+        case 0:
+          text.erase(at, 1 + rng() % 4);
+          break;
+        case 1:
+          text.insert(at, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        case 2:
+          text[at] = alphabet[rng() % alphabet.size()];
+          break;
+        default: {
+          const std::size_t start = text.rfind('\n', at) + 1;
+          const std::size_t end = text.find('\n', at);
+          text.insert(start, text.substr(start, end - start) + "\n");
+        }
+      }
+    }
+    const std::string path = write(text);
+    try {
+      read_deck(path);
+      ++read;
+    } catch (const DeckError&) {
+      ++refused;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "not a DeckError: " << e.what() << "\n" << text;
+    }
+  }
+  // Both outcomes must occur, or the mutations test nothing.
+  EXPECT_GT(refused, 50);
+  EXPECT_GT(read, 10);
 }
 
 }  // namespace
