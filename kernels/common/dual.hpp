@@ -150,4 +150,18 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(const Dual<T, N>& a, Dual<T, N>&
   }
 }
 
+template <class T, int N>
+KOKKOS_FORCEINLINE_FUNCTION Dual<T, N> sin(const Dual<T, N>& a) {
+  Dual<T, N> s, c;
+  sincos_reduced(a, s, c);
+  return s;
+}
+
+template <class T, int N>
+KOKKOS_FORCEINLINE_FUNCTION Dual<T, N> cos(const Dual<T, N>& a) {
+  Dual<T, N> s, c;
+  sincos_reduced(a, s, c);
+  return c;
+}
+
 }  // namespace larmor

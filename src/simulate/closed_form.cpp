@@ -28,8 +28,7 @@ void require(bool condition, const char* message) {
 double ernst_signal(double flip_rad, double tr_s, double t1_s, double t2_s, double te_s,
                     double m0) {
   require(tr_s > 0.0 && t1_s > 0.0 && t2_s > 0.0 && te_s >= 0.0, "ernst_signal: bad arguments");
-  const double e1 = decay(tr_s, t1_s);
-  return m0 * std::sin(flip_rad) * (1.0 - e1) / (1.0 - e1 * std::cos(flip_rad)) * decay(te_s, t2_s);
+  return ernst_expression(flip_rad, tr_s, t1_s, t2_s, te_s, m0);
 }
 
 // Balanced SSFP.

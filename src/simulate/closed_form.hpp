@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <complex>
 #include <limits>
 
@@ -21,6 +22,19 @@ inline constexpr double kInfinite = std::numeric_limits<double>::infinity();
 //   M0 sin a (1 - E1) / (1 - E1 cos a) exp(-TE/T2),  E1 = exp(-TR/T1).
 // In larmor's event stream [pulse (a, p); adc at TE (receiver p); spoil] the
 // sample is -i times this (times exp(i 2 pi df TE) off resonance).
+// The Ernst expression over any number type (double, or a dual number for
+// its derivatives: the CRLB machinery differentiates it). No argument checks.
+template <class Real>
+Real ernst_expression(const Real& flip_rad, const Real& tr_s, const Real& t1_s, const Real& t2_s,
+                      const Real& te_s, const Real& m0) {
+  using std::cos;
+  using std::exp;
+  using std::sin;
+  const Real e1 = exp(-tr_s / t1_s);
+  return m0 * sin(flip_rad) * (Real(1.0) - e1) / (Real(1.0) - e1 * cos(flip_rad)) *
+         exp(-te_s / t2_s);
+}
+
 double ernst_signal(double flip_rad, double tr_s, double t1_s, double t2_s = kInfinite,
                     double te_s = 0.0, double m0 = 1.0);
 
