@@ -289,14 +289,18 @@ void check_signature(const Context& ctx, const Section& section, const std::stri
 }  // namespace detail
 
 PulseqFile PulseqFile::read(const std::string& path, std::vector<std::string>* warnings) {
-  using namespace detail;
-  const Context ctx(path, warnings);
   std::ifstream stream(path, std::ios::binary);
   if (!stream) throw PulseqError(path + ":0: [file] cannot open for reading");
   std::ostringstream buffer;
   buffer << stream.rdbuf();
   if (stream.bad()) throw PulseqError(path + ":0: [file] read error");
-  const std::string content = buffer.str();
+  return parse(buffer.str(), path, warnings);
+}
+
+PulseqFile PulseqFile::parse(const std::string& content, const std::string& path,
+                             std::vector<std::string>* warnings) {
+  using namespace detail;
+  const Context ctx(path, warnings);
 
   Tokenised tokenised = tokenise(ctx, content);
   auto& sections = tokenised.sections;

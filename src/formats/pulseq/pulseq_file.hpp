@@ -133,6 +133,10 @@ struct PulseqFile {
   // Parses `path`; throws PulseqError. Recoverable oddities (unknown
   // extensions, signature mismatch, missing 1.4 rasters) go to `warnings`.
   static PulseqFile read(const std::string& path, std::vector<std::string>* warnings = nullptr);
+  // The same from the file's bytes; `path` names it in messages (the fuzz
+  // target and in-memory sources use this).
+  static PulseqFile parse(const std::string& content, const std::string& path,
+                          std::vector<std::string>* warnings = nullptr);
 
   // Lookups by id; nullptr when absent.
   const RfEvent* find_rf(int id) const { return find(rf, id); }
