@@ -27,13 +27,32 @@ struct HostLayouts {
   }
 };
 
+// Host teams take long tiles; device teams keep theirs short so that team
+// scratch does not cap the blocks an SM holds. Halved until the kernel's
+// scratch (tile, shift buffers, padding) fits the backend's limit.
+template <class Kernel>
+int tile_events_for(std::size_t scratch_max, int team_threads, bool host) {
+  int tile = host ? 256 : 128;
+  while (tile > 0 && Kernel::scratch_bytes(tile, team_threads) > scratch_max) tile /= 2;
+  return tile;
+}
+
 template <class ExecSpace, int OPT, int L>
 void launch_layout(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    const LaunchShape& shape) {
+    LaunchShape shape) {
   using Kernel = ForwardKernel<ExecSpace, float, OPT, L>;
+  shape.tile_events =
+      tile_events_for<Kernel>(Kokkos::TeamPolicy<ExecSpace, ForwardTag>::scratch_size_max(0),
+                              shape.team_threads, kx::is_host_space_v<ExecSpace>);
+  if (shape.tile_events < 1) {
+    throw std::runtime_error(
+        std::string(forward_kernel_name) +
+        ": team scratch cannot hold one event tile next to the shift buffers of " +
+        std::to_string(shape.team_threads) + " threads");
+  }
   Kernel kernel;
   kernel.events = events;
   kernel.tissue = tissue;
@@ -44,16 +63,6 @@ void launch_layout(
   policy.set_scratch_size(
       0, Kokkos::PerTeam(Kernel::scratch_bytes(shape.tile_events, shape.team_threads)));
   Kokkos::parallel_for(forward_kernel_name, policy, kernel);
-}
-
-// Host teams take long tiles; device teams keep theirs short so that team
-// scratch does not cap the blocks an SM holds.
-inline int tile_for_scratch(std::size_t scratch_max, std::size_t exchange_bytes, bool host) {
-  const int preferred = host ? 256 : 128;
-  const std::size_t room =
-      scratch_max > exchange_bytes + 64 ? scratch_max - exchange_bytes - 64 : 0;
-  const int fit = static_cast<int>(room / sizeof(EventRecord));
-  return fit < preferred ? fit : preferred;
 }
 
 // The layouts compiled for device backends: (orders per thread, lanes).
@@ -125,18 +134,7 @@ void simulate_forward(
         ", expected at least " + std::to_string(tissue.voxels) + " x " +
         std::to_string(events.samples) + " x 2");
   }
-  LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
-  using Probe = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
-  const std::size_t scratch_max = Probe::scratch_size_max(0);
-  // The shift exchanges the edge states of each thread's block of orders.
-  const std::size_t exchange = sizeof(float) * 8 * std::size_t(shape.team_threads) * shape.lanes;
-  shape.tile_events =
-      detail::tile_for_scratch(scratch_max, exchange, kx::is_host_space_v<ExecSpace>);
-  if (shape.tile_events < 1) {
-    throw std::runtime_error(name + ": team scratch of " + std::to_string(scratch_max) +
-                             " bytes cannot hold one event tile for " +
-                             std::to_string(events.orders) + " orders");
-  }
+  const LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
 
 #define LARMOR_FORWARD_LAYOUT(OPT, L)                                               \
   if (shape.orders_per_thread == OPT && shape.lanes == L) {                         \
