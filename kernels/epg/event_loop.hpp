@@ -29,6 +29,7 @@ struct LaneTissue {
 template <class Real, int Lanes, class MemorySpace>
 KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tissue,
                                              int first_voxel, LaneTissue<Real, Lanes>& out) {
+  bool precess = false;
   LARMOR_UNROLL
   for (int l = 0; l < Lanes; ++l) {
     const int v = first_voxel + l;
@@ -43,13 +44,11 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
     out.r1[l] = Real(t1 > 0.0f ? 1.0f / t1 : 0.0f);  // 1/inf = 0: no relaxation
     out.r2[l] = Real(t2 > 0.0f ? 1.0f / t2 : 0.0f);
     out.b1[l] = Real(tissue.b1.at(src));
-    out.df_hz[l] = Real(tissue.df_hz.at(src));
+    const float df_hz = tissue.df_hz.at(src);
+    out.df_hz[l] = Real(df_hz);
+    precess = precess || df_hz != 0.0f;
   }
-  out.precess = false;
-  LARMOR_UNROLL
-  for (int l = 0; l < Lanes; ++l)
-    out.precess =
-        out.precess || tissue.df_hz.at(out.active[l] ? first_voxel + l : first_voxel) != 0.0f;
+  out.precess = precess;
 }
 
 template <class ExecSpace, class Real, int OrdersPerThread, int Lanes>
@@ -119,7 +118,10 @@ struct ForwardKernel {
             for (int l = 0; l < Lanes; ++l) flip[l] = make_flip(Real(rec.flip) * lane.b1[l]);
           }
           const PhaseFactors<Real> phase = make_phase(Real(rec.cos_phase), Real(rec.sin_phase));
-          state.rotate(live, flip, phase);
+          LaneRotations<Real, Lanes> rotation;
+          LARMOR_UNROLL
+          for (int l = 0; l < Lanes; ++l) rotation.set(l, make_rotation(flip[l], phase));
+          state.rotate(live, rotation);
         } else if (kind == abi::EventKind::adc) {
           if (team.team_rank() == 0) record_sample(rec, lane, state);
         }
@@ -142,7 +144,7 @@ struct ForwardKernel {
               other[l] = previous;
             }
           }
-          state.evolve(live, current);
+          state.evolve(live, current, lane.precess);
         }
       }
     }

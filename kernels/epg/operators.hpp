@@ -51,39 +51,69 @@ KOKKOS_FORCEINLINE_FUNCTION PhaseFactors<Real> make_phase(const Real& cos_p, con
   return p;
 }
 
+// The rotation's matrix with the phase folded into its coefficients once per
+// pulse and voxel: u = s2 e^{2ip}, v = sa e^{ip}, h = v / 2. Then
+//   F+' = c2 F+ + u F- - i v Z
+//   F-' = c2 F- + conj(u) F+ + i conj(v) Z
+//   Z'  = ca Z + i (h F- - conj(h) F+)
+// costs 30 multiply-adds per order instead of the 44 of applying the phase
+// and the flip separately.
 template <class Real>
-KOKKOS_FORCEINLINE_FUNCTION void rotate(const FlipFactors<Real>& f, const PhaseFactors<Real>& r,
-                                        Real& fp_re, Real& fp_im, Real& fm_re, Real& fm_im,
-                                        Real& z_re, Real& z_im) {
-  // e^{2ip} F-, e^{-2ip} F+
-  const Real a_re = r.e2p_re * fm_re - r.e2p_im * fm_im;
-  const Real a_im = r.e2p_re * fm_im + r.e2p_im * fm_re;
-  const Real b_re = r.e2p_re * fp_re + r.e2p_im * fp_im;
-  const Real b_im = r.e2p_re * fp_im - r.e2p_im * fp_re;
-  // i e^{ip} Z and i e^{-ip} Z
-  const Real pz_re = -(r.ep_re * z_im + r.ep_im * z_re);
-  const Real pz_im = r.ep_re * z_re - r.ep_im * z_im;
-  const Real mz_re = -(r.ep_re * z_im - r.ep_im * z_re);
-  const Real mz_im = r.ep_re * z_re + r.ep_im * z_im;
-  // e^{-ip} F+ and e^{ip} F- for the Z row
-  const Real q_re = r.ep_re * fp_re + r.ep_im * fp_im;
-  const Real q_im = r.ep_re * fp_im - r.ep_im * fp_re;
-  const Real w_re = r.ep_re * fm_re - r.ep_im * fm_im;
-  const Real w_im = r.ep_re * fm_im + r.ep_im * fm_re;
-  const Real half_sa = Real(0.5f) * f.sa;
-  const Real nfp_re = f.c2 * fp_re + f.s2 * a_re - f.sa * pz_re;
-  const Real nfp_im = f.c2 * fp_im + f.s2 * a_im - f.sa * pz_im;
-  const Real nfm_re = f.s2 * b_re + f.c2 * fm_re + f.sa * mz_re;
-  const Real nfm_im = f.s2 * b_im + f.c2 * fm_im + f.sa * mz_im;
-  // -(i/2) sa (q - w), with -i x = (x_im, -x_re)
-  const Real nz_re = half_sa * (q_im - w_im) + f.ca * z_re;
-  const Real nz_im = -half_sa * (q_re - w_re) + f.ca * z_im;
+struct RotationCoefficients {
+  Real c2, ca;
+  Real u_re, u_im;
+  Real v_re, v_im;
+  Real h_re, h_im;
+};
+
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION RotationCoefficients<Real> make_rotation(const FlipFactors<Real>& f,
+                                                                     const PhaseFactors<Real>& p) {
+  RotationCoefficients<Real> r;
+  r.c2 = f.c2;
+  r.ca = f.ca;
+  r.u_re = f.s2 * p.e2p_re;
+  r.u_im = f.s2 * p.e2p_im;
+  r.v_re = f.sa * p.ep_re;
+  r.v_im = f.sa * p.ep_im;
+  r.h_re = Real(0.5f) * r.v_re;
+  r.h_im = Real(0.5f) * r.v_im;
+  return r;
+}
+
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION void rotate(const RotationCoefficients<Real>& r, Real& fp_re,
+                                        Real& fp_im, Real& fm_re, Real& fm_im, Real& z_re,
+                                        Real& z_im) {
+  // F+' = c2 F+ + u F- - i v Z, with -i (x + iy) = y - ix
+  const Real nfp_re =
+      r.c2 * fp_re + r.u_re * fm_re - r.u_im * fm_im + r.v_re * z_im + r.v_im * z_re;
+  const Real nfp_im =
+      r.c2 * fp_im + r.u_re * fm_im + r.u_im * fm_re + r.v_im * z_im - r.v_re * z_re;
+  // F-' = c2 F- + conj(u) F+ + i conj(v) Z
+  const Real nfm_re =
+      r.c2 * fm_re + r.u_re * fp_re + r.u_im * fp_im + r.v_im * z_re - r.v_re * z_im;
+  const Real nfm_im =
+      r.c2 * fm_im + r.u_re * fp_im - r.u_im * fp_re + r.v_re * z_re + r.v_im * z_im;
+  // Z' = ca Z + i (h F- - conj(h) F+)
+  const Real nz_re =
+      r.ca * z_re - r.h_re * fm_im + r.h_re * fp_im - r.h_im * fm_re - r.h_im * fp_re;
+  const Real nz_im =
+      r.ca * z_im + r.h_re * fm_re - r.h_re * fp_re - r.h_im * fm_im - r.h_im * fp_im;
   fp_re = nfp_re;
   fp_im = nfp_im;
   fm_re = nfm_re;
   fm_im = nfm_im;
   z_re = nz_re;
   z_im = nz_im;
+}
+
+// The same rotation from its flip and phase parts (tests, one-off callers).
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION void rotate(const FlipFactors<Real>& f, const PhaseFactors<Real>& p,
+                                        Real& fp_re, Real& fp_im, Real& fm_re, Real& fm_im,
+                                        Real& z_re, Real& z_im) {
+  rotate(make_rotation(f, p), fp_re, fp_im, fm_re, fm_im, z_re, z_im);
 }
 
 // Free evolution over one interval: transverse decay and precession, and
@@ -129,6 +159,17 @@ KOKKOS_FORCEINLINE_FUNCTION void evolve_transverse(const Evolution<Real>& ev, Re
   fp_im = p_im;
   fm_re = m_re;
   fm_im = m_im;
+}
+
+// The same without precession (no voxel of the caller's lanes off resonance):
+// a real scale, half the multiplies.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION void decay_transverse(const Evolution<Real>& ev, Real& fp_re,
+                                                  Real& fp_im, Real& fm_re, Real& fm_im) {
+  fp_re = ev.e2 * fp_re;
+  fp_im = ev.e2 * fp_im;
+  fm_re = ev.e2 * fm_re;
+  fm_im = ev.e2 * fm_im;
 }
 
 // Orders above zero only decay; order zero also recovers.

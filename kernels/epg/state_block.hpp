@@ -25,12 +25,101 @@ template <class Real, int Lanes>
 struct EdgeExchange {
   Real* data = nullptr;  // [2 buffers][4 components][threads][Lanes]
   int threads = 1;
+  int parity = 0;
 
   static KOKKOS_INLINE_FUNCTION std::size_t bytes(int threads) {
     return sizeof(Real) * 2 * 4 * std::size_t(threads) * Lanes;
   }
   KOKKOS_FORCEINLINE_FUNCTION Real& at(int buffer, int component, int thread, int lane) const {
     return data[((buffer * 4 + component) * threads + thread) * Lanes + lane];
+  }
+
+  // Each thread offers its last F+ and first F- (per lane) and receives the
+  // previous thread's last F+ and the next thread's first F-. Values from
+  // beyond the first or last thread are left unspecified; the caller ignores
+  // them. A team that fits one warp trades through shuffles (no barrier, no
+  // scratch); larger teams through the double-buffered scratch.
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void trade(const Member& team, int thread, Real (&fp_re)[Lanes],
+                                    Real (&fp_im)[Lanes], Real (&fm_re)[Lanes],
+                                    Real (&fm_im)[Lanes]) {
+    if (threads == 1) return;
+#if defined(__CUDA_ARCH__)
+    if (threads <= 32) {
+      // Kokkos lays a CUDA team out along threadIdx.y with vector length 1, so
+      // the team rank is the lane within the warp.
+      const unsigned mask = threads == 32 ? 0xffffffffu : ((1u << threads) - 1u);
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        fp_re[l] = shuffle_words<true>(mask, fp_re[l]);
+        fp_im[l] = shuffle_words<true>(mask, fp_im[l]);
+        fm_re[l] = shuffle_words<false>(mask, fm_re[l]);
+        fm_im[l] = shuffle_words<false>(mask, fm_im[l]);
+      }
+      return;
+    }
+#endif
+    const int buf = parity;
+    parity ^= 1;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      at(buf, 0, thread, l) = fp_re[l];
+      at(buf, 1, thread, l) = fp_im[l];
+      at(buf, 2, thread, l) = fm_re[l];
+      at(buf, 3, thread, l) = fm_im[l];
+    }
+    team.team_barrier();
+    const bool has_previous = thread > 0;
+    const bool has_next = thread + 1 < threads;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      if (has_previous) {
+        fp_re[l] = at(buf, 0, thread - 1, l);
+        fp_im[l] = at(buf, 1, thread - 1, l);
+      }
+      if (has_next) {
+        fm_re[l] = at(buf, 2, thread + 1, l);
+        fm_im[l] = at(buf, 3, thread + 1, l);
+      }
+    }
+  }
+
+#if defined(__CUDA_ARCH__)
+  // Shuffles any number type (float or a dual number) word by word: up takes
+  // the value of the lane below, down that of the lane above.
+  template <bool Up>
+  static __device__ Real shuffle_words(unsigned mask, Real value) {
+    static_assert(sizeof(Real) % sizeof(int) == 0, "shuffled types are whole 32-bit words");
+    int words[sizeof(Real) / sizeof(int)];
+    memcpy(words, &value, sizeof(Real));
+    for (int w = 0; w < int(sizeof(Real) / sizeof(int)); ++w) {
+      words[w] = Up ? __shfl_up_sync(mask, words[w], 1) : __shfl_down_sync(mask, words[w], 1);
+    }
+    memcpy(&value, words, sizeof(Real));
+    return value;
+  }
+#endif
+};
+
+// One pulse's rotation coefficients for every lane, stored lane-contiguous so
+// that the host's lane loop loads them as vectors.
+template <class Real, int Lanes>
+struct LaneRotations {
+  Real c2[Lanes], ca[Lanes], u_re[Lanes], u_im[Lanes], v_re[Lanes], v_im[Lanes], h_re[Lanes],
+      h_im[Lanes];
+
+  KOKKOS_FORCEINLINE_FUNCTION void set(int l, const RotationCoefficients<Real>& r) {
+    c2[l] = r.c2;
+    ca[l] = r.ca;
+    u_re[l] = r.u_re;
+    u_im[l] = r.u_im;
+    v_re[l] = r.v_re;
+    v_im[l] = r.v_im;
+    h_re[l] = r.h_re;
+    h_im[l] = r.h_im;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION RotationCoefficients<Real> get(int l) const {
+    return {c2[l], ca[l], u_re[l], u_im[l], v_re[l], v_im[l], h_re[l], h_im[l]};
   }
 };
 
@@ -43,7 +132,6 @@ struct StateBlock {
   Real fm_re[opt][lanes], fm_im[opt][lanes];
   Real z_re[opt][lanes], z_im[opt][lanes];
   int first_order = 0;  // of this thread's block
-  int exchange_parity = 0;
 
   KOKKOS_INLINE_FUNCTION void reset(int thread) {
     first_order = thread * opt;
@@ -64,30 +152,43 @@ struct StateBlock {
     return n < 0 ? 0 : (n > opt ? opt : n);
   }
 
-  KOKKOS_INLINE_FUNCTION void rotate(int live, const FlipFactors<Real> (&flip)[lanes],
-                                     const PhaseFactors<Real>& phase) {
+  KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
     const int n = live_here(live);
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
         LARMOR_UNROLL
         for (int l = 0; l < lanes; ++l) {
-          epg::rotate(flip[l], phase, fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
+          epg::rotate(rotation.get(l), fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
                       z_re[j][l], z_im[j][l]);
         }
       }
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes]) {
-    const int n = live_here(live);
+  // `precess` is the same on every thread of a team: the branch is uniform and
+  // taken once per interval, outside the order and lane loops.
+  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess) {
+    if (precess) {
+      evolve_orders<true>(live_here(live), ev);
+    } else {
+      evolve_orders<false>(live_here(live), ev);
+    }
+  }
+
+  template <bool Precess>
+  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int n, const Evolution<Real> (&ev)[lanes]) {
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
         const bool order_zero = (first_order + j) == 0;
         LARMOR_UNROLL
         for (int l = 0; l < lanes; ++l) {
-          evolve_transverse(ev[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
+          if constexpr (Precess) {
+            evolve_transverse(ev[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
+          } else {
+            decay_transverse(ev[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
+          }
           evolve_longitudinal(ev[l], order_zero, z_re[j][l], z_im[j][l]);
         }
       }
@@ -108,22 +209,18 @@ struct StateBlock {
   // (it came from beyond the last order), then F+_0 <- conj(F-_0). `orders` is
   // the run's order count K; states pushed past K-1 are dropped.
   template <class Member>
-  KOKKOS_INLINE_FUNCTION void shift(const Member& team, const EdgeExchange<Real, lanes>& x,
-                                    int orders) {
+  KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x, int orders) {
     const int thread = team.team_rank();
-    const int threads = x.threads;
-    const int buf = exchange_parity;
-    exchange_parity ^= 1;
-    if (threads > 1) {
-      LARMOR_UNROLL
-      for (int l = 0; l < lanes; ++l) {
-        x.at(buf, 0, thread, l) = fp_re[opt - 1][l];
-        x.at(buf, 1, thread, l) = fp_im[opt - 1][l];
-        x.at(buf, 2, thread, l) = fm_re[0][l];
-        x.at(buf, 3, thread, l) = fm_im[0][l];
-      }
-      team.team_barrier();
+    Real prev_fp_re[lanes], prev_fp_im[lanes], next_fm_re[lanes], next_fm_im[lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      prev_fp_re[l] = fp_re[opt - 1][l];
+      prev_fp_im[l] = fp_im[opt - 1][l];
+      next_fm_re[l] = fm_re[0][l];
+      next_fm_im[l] = fm_im[0][l];
     }
+    x.trade(team, thread, prev_fp_re, prev_fp_im, next_fm_re, next_fm_im);
+    const bool has_next = thread + 1 < x.threads;
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       LARMOR_UNROLL
@@ -136,12 +233,11 @@ struct StateBlock {
         fm_re[j][l] = fm_re[j + 1][l];
         fm_im[j][l] = fm_im[j + 1][l];
       }
-      const bool has_next = thread + 1 < threads;
-      fm_re[opt - 1][l] = has_next ? x.at(buf, 2, thread + 1, l) : Real(0.0f);
-      fm_im[opt - 1][l] = has_next ? x.at(buf, 3, thread + 1, l) : Real(0.0f);
+      fm_re[opt - 1][l] = has_next ? next_fm_re[l] : Real(0.0f);
+      fm_im[opt - 1][l] = has_next ? next_fm_im[l] : Real(0.0f);
       if (thread > 0) {
-        fp_re[0][l] = x.at(buf, 0, thread - 1, l);
-        fp_im[0][l] = x.at(buf, 1, thread - 1, l);
+        fp_re[0][l] = prev_fp_re[l];
+        fp_im[0][l] = prev_fp_im[l];
       } else {
         fp_re[0][l] = fm_re[0][l];
         fp_im[0][l] = -fm_im[0][l];
