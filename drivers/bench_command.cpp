@@ -117,8 +117,9 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   res.median_s = times[times.size() / 2];
   res.flops = flops_per_voxel(sim.packed(), sim.orders()) * double(voxels);
   const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(sim.orders(), int(chunk));
+  // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
-               std::to_string(shape.team_threads);
+               std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
   return res;
 }
 

@@ -51,6 +51,9 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
   out.precess = precess;
 }
 
+// A team holds `groups` voxel groups side by side, each of `Lanes` voxels
+// spread over `group_threads` threads: several small groups fill a warp while
+// each thread keeps enough orders to amortise the per-event work.
 template <class ExecSpace, class Real, int OrdersPerThread, int Lanes>
 struct ForwardKernel {
   using memory_space = typename ExecSpace::memory_space;
@@ -65,6 +68,9 @@ struct ForwardKernel {
   TissueViews<memory_space> tissue;
   Kokkos::View<float***, Kokkos::LayoutRight, memory_space> signals;  // [voxel][sample][re/im]
   int team_threads = 1;
+  int groups = 1;
+  int group_threads = 1;
+  bool warp_shuffle = false;
   int tile_events = 256;
 
   static std::size_t scratch_bytes(int tile_events, int team_threads) {
@@ -75,21 +81,27 @@ struct ForwardKernel {
     const FlushDenormalsOnHost flush_denormals;
     scratch_records tile(team.team_scratch(0), tile_events);
     Exchange exchange;
-    exchange.threads = team_threads;
+    exchange.team_threads = team_threads;
+    exchange.threads = group_threads;
+    exchange.shuffle = warp_shuffle;
     exchange.data = static_cast<Real*>(team.team_shmem().get_shmem(Exchange::bytes(team_threads)));
 
+    const int group = team.team_rank() / group_threads;
+    const int thread = team.team_rank() - group * group_threads;
     LaneTissue<Real, Lanes> lane;
-    load_lane_tissue<Real, Lanes>(tissue, team.league_rank() * Lanes, lane);
+    load_lane_tissue<Real, Lanes>(tissue, (team.league_rank() * groups + group) * Lanes, lane);
 
     State state;
-    state.reset(team.team_rank());
-    const int orders = events.orders;
+    state.reset(thread);
+    SampleWriter writer = sample_writer(lane);
 
     // Free-evolution factors for the last two distinct intervals: trains
-    // repeat their intervals, often alternating two (TE, then TR - TE).
-    // Swapping whole arrays keeps every register index compile-time.
-    float current_duration = -1.0f, other_duration = -1.0f;
-    Evolution<Real> current[Lanes], other[Lanes];
+    // repeat their intervals, often alternating two (TE, then TR - TE). Each
+    // slot stays in its own registers (no copying between them); a new
+    // interval replaces the slot not used last.
+    float duration_a = -1.0f, duration_b = -1.0f;
+    bool b_used_last = false;
+    Evolution<Real> slot_a[Lanes], slot_b[Lanes];
     bool have_flip = false;
     float current_flip = 0.0f;
     FlipFactors<Real> flip[Lanes];
@@ -106,7 +118,7 @@ struct ForwardKernel {
         const int live = live_orders_of(rec);
         const abi::EventKind kind = kind_of(rec);
 
-        if (act & abi::action::crush_before) state.shift(team, exchange, orders);
+        if (act & abi::action::crush_before) state.shift(team, exchange);
 
         if (kind == abi::EventKind::pulse) {
           // Trains repeat their flip angles: the sine and cosine of flip x B1
@@ -123,44 +135,74 @@ struct ForwardKernel {
           for (int l = 0; l < Lanes; ++l) rotation.set(l, make_rotation(flip[l], phase));
           state.rotate(live, rotation);
         } else if (kind == abi::EventKind::adc) {
-          if (team.team_rank() == 0) record_sample(rec, lane, state);
+          if (thread == 0) record_sample(rec, lane, state, writer);
         }
 
-        if (act & abi::action::crush_after) state.shift(team, exchange, orders);
-        if (act & abi::action::shift_after) state.shift(team, exchange, orders);
-        if (act & abi::action::spoil_after) state.spoil();
+        if (act & abi::action::crush_after) state.shift(team, exchange);
+        if (act & abi::action::shift_after) state.shift(team, exchange);
+        const bool spoil = (act & abi::action::spoil_after) != 0;
 
         if (rec.duration > 0.0f) {
-          if (rec.duration != current_duration) {
-            const bool reuse = rec.duration == other_duration;
-            other_duration = current_duration;
-            current_duration = rec.duration;
-            LARMOR_UNROLL
-            for (int l = 0; l < Lanes; ++l) {
-              const Evolution<Real> previous = current[l];
-              current[l] = reuse ? other[l]
-                                 : make_evolution(Real(rec.duration), lane.r1[l], lane.r2[l],
-                                                  lane.df_hz[l], lane.precess);
-              other[l] = previous;
+          bool use_b = rec.duration == duration_b;
+          if (!use_b && rec.duration != duration_a) {
+            use_b = !b_used_last;
+            if (use_b) {
+              duration_b = rec.duration;
+              fill_evolution(rec.duration, lane, slot_b);
+            } else {
+              duration_a = rec.duration;
+              fill_evolution(rec.duration, lane, slot_a);
             }
           }
-          state.evolve(live, current, lane.precess);
+          b_used_last = use_b;
+          if (use_b) {
+            state.evolve(live, slot_b, lane.precess, spoil);
+          } else {
+            state.evolve(live, slot_a, lane.precess, spoil);
+          }
+        } else if (spoil) {
+          state.spoil();
         }
       }
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void record_sample(const EventRecord& rec,
-                                            const LaneTissue<Real, Lanes>& lane,
-                                            const State& state) const {
+  KOKKOS_FORCEINLINE_FUNCTION static void fill_evolution(float duration,
+                                                         const LaneTissue<Real, Lanes>& lane,
+                                                         Evolution<Real> (&slot)[Lanes]) {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      if (!lane.active[l]) continue;
+      slot[l] = make_evolution(Real(duration), lane.r1[l], lane.r2[l], lane.df_hz[l], lane.precess);
+    }
+  }
+
+  // Where each lane's samples go: its voxel's row of the signal array, found
+  // once so that a sample costs two stores (null for inactive lanes).
+  struct SampleWriter {
+    float* row[Lanes];
+  };
+
+  KOKKOS_INLINE_FUNCTION SampleWriter sample_writer(const LaneTissue<Real, Lanes>& lane) const {
+    SampleWriter w;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      w.row[l] = lane.active[l] && signals.extent(1) > 0 ? &signals(lane.voxel[l], 0, 0) : nullptr;
+    }
+    return w;
+  }
+
+  KOKKOS_INLINE_FUNCTION void record_sample(const EventRecord& rec,
+                                            const LaneTissue<Real, Lanes>& lane, const State& state,
+                                            const SampleWriter& writer) const {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      if (writer.row[l] == nullptr) continue;
       Real s_re, s_im;
       demodulate(lane.m0[l], state.fp_re[0][l], state.fp_im[0][l], Real(rec.cos_phase),
                  Real(rec.sin_phase), s_re, s_im);
-      signals(lane.voxel[l], rec.output_index, 0) = value_of(s_re);
-      signals(lane.voxel[l], rec.output_index, 1) = value_of(s_im);
+      float* out = writer.row[l] + 2 * rec.output_index;
+      out[0] = value_of(s_re);
+      out[1] = value_of(s_im);
     }
   }
 };

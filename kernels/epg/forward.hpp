@@ -12,15 +12,23 @@ namespace larmor::epg {
 
 inline constexpr const char* forward_kernel_name = "larmor::epg::forward";
 
-// What is compiled for a launch: orders per thread and voxels per team (the
-// state layout), and the team size and event-tile length chosen at run time.
+// What is compiled for a launch: orders per thread, voxels per group and groups
+// per team (the state layout), and the team size and event-tile length chosen
+// at run time.
 struct LaunchShape {
   int orders_per_thread = 0;
   int lanes = 0;
+  int groups = 1;         // voxel groups per team
+  int group_threads = 0;  // threads per group
   int team_threads = 0;
   int tile_events = 0;
   int league = 0;
 };
+
+namespace detail {
+// The layouts compiled for device backends: (orders per thread, lanes).
+inline constexpr int device_layouts[][2] = {{4, 2}, {4, 1}, {2, 2}, {2, 4}, {1, 1}};
+}  // namespace detail
 
 template <class ExecSpace>
 LaunchShape choose_launch_shape(int orders, int voxels);

@@ -58,6 +58,11 @@ void launch_layout(
   kernel.tissue = tissue;
   kernel.signals = signals;
   kernel.team_threads = shape.team_threads;
+  kernel.groups = shape.groups;
+  kernel.group_threads = shape.group_threads;
+  // Shuffles need the team to be one warp cut into power-of-two groups.
+  kernel.warp_shuffle = !kx::is_host_space_v<ExecSpace> && shape.team_threads <= 32 &&
+                        (shape.group_threads & (shape.group_threads - 1)) == 0;
   kernel.tile_events = shape.tile_events;
   typename Kernel::policy policy(exec, shape.league, shape.team_threads, 1);
   policy.set_scratch_size(
@@ -65,8 +70,15 @@ void launch_layout(
   Kokkos::parallel_for(forward_kernel_name, policy, kernel);
 }
 
-// The layouts compiled for device backends: (orders per thread, lanes).
-inline constexpr int device_layouts[][2] = {{2, 1}, {2, 2}, {2, 4}, {1, 1}, {1, 2}};
+// Threads per voxel group on a device: enough for the orders, rounded up to a
+// power of two while the group fits a warp, so that groups tile the warp.
+inline int device_group_threads(int orders, int orders_per_thread) {
+  const int needed = (orders + orders_per_thread - 1) / orders_per_thread;
+  if (needed > 32) return needed;
+  int threads = 1;
+  while (threads < needed) threads *= 2;
+  return threads;
+}
 
 // LARMOR_EPG_LAYOUT=OPTxL (e.g. "2x4") overrides the choice for tuning runs;
 // it must name a compiled layout of the backend that can hold the orders.
@@ -96,9 +108,9 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
     s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
     s.team_threads = 1;
   } else {
-    // Device: a thread holds two orders of two voxels up to 64 orders (a
-    // 64-order run is one warp per team), one order beyond that.
-    s.orders_per_thread = orders <= 64 ? 2 : 1;
+    // Device: up to 64 orders, a thread holds four orders of two voxels and a
+    // warp holds several such groups; beyond, one order per thread.
+    s.orders_per_thread = orders <= 64 ? 4 : 1;
     s.lanes = orders <= 64 ? 2 : 1;
     int opt = 0, lanes = 0;
     if (detail::layout_override(opt, lanes)) {
@@ -113,9 +125,15 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
       s.orders_per_thread = opt;
       s.lanes = lanes;
     }
-    s.team_threads = (orders + s.orders_per_thread - 1) / s.orders_per_thread;
+    s.group_threads = detail::device_group_threads(orders, s.orders_per_thread);
+    s.groups = s.group_threads < 32 ? 32 / s.group_threads : 1;
+    // Never more groups than there are voxel groups to fill them.
+    const int voxel_groups = (voxels + s.lanes - 1) / s.lanes;
+    while (s.groups > 1 && s.groups / 2 >= voxel_groups) s.groups /= 2;
+    s.team_threads = s.group_threads * s.groups;
   }
-  s.league = (voxels + s.lanes - 1) / s.lanes;
+  if constexpr (kx::is_host_space_v<ExecSpace>) s.group_threads = 1;
+  s.league = (voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
   return s;
 }
 
@@ -151,11 +169,11 @@ void simulate_forward(
     LARMOR_FORWARD_LAYOUT(512, 1)
     LARMOR_FORWARD_LAYOUT(1024, 1)
   } else {
-    LARMOR_FORWARD_LAYOUT(2, 1)
+    LARMOR_FORWARD_LAYOUT(4, 2)
+    LARMOR_FORWARD_LAYOUT(4, 1)
     LARMOR_FORWARD_LAYOUT(2, 2)
     LARMOR_FORWARD_LAYOUT(2, 4)
     LARMOR_FORWARD_LAYOUT(1, 1)
-    LARMOR_FORWARD_LAYOUT(1, 2)
   }
 #undef LARMOR_FORWARD_LAYOUT
   throw std::logic_error(name + ": no compiled layout for " +

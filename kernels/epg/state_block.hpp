@@ -23,50 +23,54 @@ namespace larmor::epg {
 // buffers used alternately, so one barrier per shift suffices.
 template <class Real, int Lanes>
 struct EdgeExchange {
-  Real* data = nullptr;  // [2 buffers][4 components][threads][Lanes]
-  int threads = 1;
+  Real* data = nullptr;  // [2 buffers][4 components][team threads][Lanes]
+  int team_threads = 1;
+  int threads = 1;       // per voxel group: the threads that share one set of lanes
+  bool shuffle = false;  // the team is one warp and groups are power-of-two sized
   int parity = 0;
 
-  static KOKKOS_INLINE_FUNCTION std::size_t bytes(int threads) {
-    return sizeof(Real) * 2 * 4 * std::size_t(threads) * Lanes;
+  static KOKKOS_INLINE_FUNCTION std::size_t bytes(int team_threads) {
+    return sizeof(Real) * 2 * 4 * std::size_t(team_threads) * Lanes;
   }
-  KOKKOS_FORCEINLINE_FUNCTION Real& at(int buffer, int component, int thread, int lane) const {
-    return data[((buffer * 4 + component) * threads + thread) * Lanes + lane];
+  KOKKOS_FORCEINLINE_FUNCTION Real& at(int buffer, int component, int rank, int lane) const {
+    return data[((buffer * 4 + component) * team_threads + rank) * Lanes + lane];
   }
 
-  // Each thread offers its last F+ and first F- (per lane) and receives the
-  // previous thread's last F+ and the next thread's first F-. Values from
-  // beyond the first or last thread are left unspecified; the caller ignores
-  // them. A team that fits one warp trades through shuffles (no barrier, no
-  // scratch); larger teams through the double-buffered scratch.
+  // Each thread offers its last F+ and first F- (per lane) and receives those
+  // of its group's previous and next threads. Values from beyond the group's
+  // first or last thread are left unspecified; the caller ignores them. A
+  // one-warp team trades through shuffles (no barrier, no scratch); larger
+  // teams through the double-buffered scratch.
   template <class Member>
   KOKKOS_INLINE_FUNCTION void trade(const Member& team, int thread, Real (&fp_re)[Lanes],
                                     Real (&fp_im)[Lanes], Real (&fm_re)[Lanes],
                                     Real (&fm_im)[Lanes]) {
     if (threads == 1) return;
 #if defined(__CUDA_ARCH__)
-    if (threads <= 32) {
+    if (shuffle) {
       // Kokkos lays a CUDA team out along threadIdx.y with vector length 1, so
-      // the team rank is the lane within the warp.
-      const unsigned mask = threads == 32 ? 0xffffffffu : ((1u << threads) - 1u);
+      // the team rank is the lane within the warp; `threads`-wide segments
+      // keep groups apart.
+      const unsigned mask = team_threads == 32 ? 0xffffffffu : ((1u << team_threads) - 1u);
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {
-        fp_re[l] = shuffle_words<true>(mask, fp_re[l]);
-        fp_im[l] = shuffle_words<true>(mask, fp_im[l]);
-        fm_re[l] = shuffle_words<false>(mask, fm_re[l]);
-        fm_im[l] = shuffle_words<false>(mask, fm_im[l]);
+        fp_re[l] = shuffle_words<true>(mask, fp_re[l], threads);
+        fp_im[l] = shuffle_words<true>(mask, fp_im[l], threads);
+        fm_re[l] = shuffle_words<false>(mask, fm_re[l], threads);
+        fm_im[l] = shuffle_words<false>(mask, fm_im[l], threads);
       }
       return;
     }
 #endif
+    const int rank = team.team_rank();
     const int buf = parity;
     parity ^= 1;
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      at(buf, 0, thread, l) = fp_re[l];
-      at(buf, 1, thread, l) = fp_im[l];
-      at(buf, 2, thread, l) = fm_re[l];
-      at(buf, 3, thread, l) = fm_im[l];
+      at(buf, 0, rank, l) = fp_re[l];
+      at(buf, 1, rank, l) = fp_im[l];
+      at(buf, 2, rank, l) = fm_re[l];
+      at(buf, 3, rank, l) = fm_im[l];
     }
     team.team_barrier();
     const bool has_previous = thread > 0;
@@ -74,12 +78,12 @@ struct EdgeExchange {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
       if (has_previous) {
-        fp_re[l] = at(buf, 0, thread - 1, l);
-        fp_im[l] = at(buf, 1, thread - 1, l);
+        fp_re[l] = at(buf, 0, rank - 1, l);
+        fp_im[l] = at(buf, 1, rank - 1, l);
       }
       if (has_next) {
-        fm_re[l] = at(buf, 2, thread + 1, l);
-        fm_im[l] = at(buf, 3, thread + 1, l);
+        fm_re[l] = at(buf, 2, rank + 1, l);
+        fm_im[l] = at(buf, 3, rank + 1, l);
       }
     }
   }
@@ -88,12 +92,13 @@ struct EdgeExchange {
   // Shuffles any number type (float or a dual number) word by word: up takes
   // the value of the lane below, down that of the lane above.
   template <bool Up>
-  static __device__ Real shuffle_words(unsigned mask, Real value) {
+  static __device__ Real shuffle_words(unsigned mask, Real value, int width) {
     static_assert(sizeof(Real) % sizeof(int) == 0, "shuffled types are whole 32-bit words");
     int words[sizeof(Real) / sizeof(int)];
     memcpy(words, &value, sizeof(Real));
     for (int w = 0; w < int(sizeof(Real) / sizeof(int)); ++w) {
-      words[w] = Up ? __shfl_up_sync(mask, words[w], 1) : __shfl_down_sync(mask, words[w], 1);
+      words[w] = Up ? __shfl_up_sync(mask, words[w], 1, width)
+                    : __shfl_down_sync(mask, words[w], 1, width);
     }
     memcpy(&value, words, sizeof(Real));
     return value;
@@ -131,9 +136,11 @@ struct StateBlock {
   Real fp_re[opt][lanes], fp_im[opt][lanes];
   Real fm_re[opt][lanes], fm_im[opt][lanes];
   Real z_re[opt][lanes], z_im[opt][lanes];
+  int thread_in_group = 0;
   int first_order = 0;  // of this thread's block
 
   KOKKOS_INLINE_FUNCTION void reset(int thread) {
+    thread_in_group = thread;
     first_order = thread * opt;
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
@@ -166,18 +173,28 @@ struct StateBlock {
     }
   }
 
-  // `precess` is the same on every thread of a team: the branch is uniform and
-  // taken once per interval, outside the order and lane loops.
-  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess) {
+  // `precess` and `spoil` are the same on every thread of a team: the branch
+  // is uniform and taken outside the order and lane loops. A spoiler just
+  // before the interval zeroes the transverse states; folded into the decay
+  // factor it costs nothing per order.
+  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
+                                     bool spoil) {
     if (precess) {
-      evolve_orders<true>(live_here(live), ev);
+      evolve_orders<true>(live_here(live), ev, spoil);
     } else {
-      evolve_orders<false>(live_here(live), ev);
+      evolve_orders<false>(live_here(live), ev, spoil);
     }
   }
 
   template <bool Precess>
-  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int n, const Evolution<Real> (&ev)[lanes]) {
+  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int n, const Evolution<Real> (&ev)[lanes],
+                                                 bool spoil) {
+    Evolution<Real> applied[lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      applied[l] = ev[l];
+      if (spoil) applied[l].e2 = applied[l].rot_re = applied[l].rot_im = Real(0.0f);
+    }
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
@@ -185,11 +202,11 @@ struct StateBlock {
         LARMOR_UNROLL
         for (int l = 0; l < lanes; ++l) {
           if constexpr (Precess) {
-            evolve_transverse(ev[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
+            evolve_transverse(applied[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
           } else {
-            decay_transverse(ev[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
+            decay_transverse(applied[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
           }
-          evolve_longitudinal(ev[l], order_zero, z_re[j][l], z_im[j][l]);
+          evolve_longitudinal(applied[l], order_zero, z_re[j][l], z_im[j][l]);
         }
       }
     }
@@ -206,11 +223,16 @@ struct StateBlock {
   }
 
   // Dephase by one order: F+_k <- F+_{k-1}, F-_k <- F-_{k+1}, F-_{K-1} <- 0
-  // (it came from beyond the last order), then F+_0 <- conj(F-_0). `orders` is
-  // the run's order count K; states pushed past K-1 are dropped.
+  // (it came from beyond the last order), then F+_0 <- conj(F-_0).
+  //
+  // A block may extend past the run's last order K - 1 (K not a multiple of
+  // the block size). Those slots need no clearing: the live count never
+  // exceeds K, so they are never rotated or evolved; their F- and Z stay zero
+  // (F- only arrives from higher slots) and the F+ pushed into them only moves
+  // further up and never flows back.
   template <class Member>
-  KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x, int orders) {
-    const int thread = team.team_rank();
+  KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
+    const int thread = thread_in_group;
     Real prev_fp_re[lanes], prev_fp_im[lanes], next_fm_re[lanes], next_fm_im[lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
@@ -241,17 +263,6 @@ struct StateBlock {
       } else {
         fp_re[0][l] = fm_re[0][l];
         fp_im[0][l] = -fm_im[0][l];
-      }
-    }
-    // A block may extend past the run's last order (K not a multiple of the
-    // block size): keep those slots at zero so nothing flows back from them.
-    LARMOR_UNROLL
-    for (int j = 0; j < opt; ++j) {
-      if (first_order + j >= orders) {
-        LARMOR_UNROLL
-        for (int l = 0; l < lanes; ++l) {
-          fp_re[j][l] = fp_im[j][l] = fm_re[j][l] = fm_im[j][l] = Real(0.0f);
-        }
       }
     }
   }

@@ -12,9 +12,11 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <random>
 
 #include "common/kokkos_compat.hpp"
+#include "epg/forward.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
@@ -152,6 +154,33 @@ TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
   for (int orders : {1, 3, 8, 13, 64, 97}) {
     SCOPED_TRACE("orders = " + std::to_string(orders));
     expect_matches_reference(d, random_tissue(5, 8 + orders), orders);
+  }
+}
+
+// Every compiled device layout, with voxel counts that leave the last team's
+// groups and lanes part empty, and order counts that pad the groups' threads.
+TEST(TEST_CATEGORY, every_compiled_device_layout_matches_reference) {
+  if (kx::is_host_space_v<TEST_EXECSPACE>) GTEST_SKIP() << "layouts are chosen on device backends";
+  sequence::MeseParams mese;
+  mese.echoes = 12;
+  mese.refocusing_deg = 140.0;
+  sequence::MrfParams mrf;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int n = 0; n < 60; ++n) {
+    mrf.schedule.push_back({0.1 + 0.9 * u(rng), 0.0, 4e-3 * u(rng), 1e-3 * u(rng)});
+  }
+  for (const auto& layout : epg::detail::device_layouts) {
+    const std::string name = std::to_string(layout[0]) + "x" + std::to_string(layout[1]);
+    SCOPED_TRACE("LARMOR_EPG_LAYOUT=" + name);
+    ::setenv("LARMOR_EPG_LAYOUT", name.c_str(), 1);
+    for (int orders : {5, 24, 64}) {
+      SCOPED_TRACE("orders = " + std::to_string(orders));
+      expect_matches_reference(sequence::build_mese(mese), random_tissue(37, 20 + orders), orders);
+      expect_matches_reference(sequence::build_mrf(mrf), random_tissue(19, 40 + orders, false),
+                               orders);
+    }
+    ::unsetenv("LARMOR_EPG_LAYOUT");
   }
 }
 
@@ -297,7 +326,8 @@ TEST(TEST_CATEGORY, an_external_t2_preparation_module_reaches_the_kernel) {
     t.df_hz.map = {0.0f, 25.0f, -40.0f};
     const auto got = run_on_backend(d, t, 0);
     for (int v = 0; v < 3; ++v) {
-      EXPECT_NEAR(std::abs(sample(got, 1, v, 0)), std::exp(-te / double(t.t2_s.map[std::size_t(v)])), 2e-6)
+      EXPECT_NEAR(std::abs(sample(got, 1, v, 0)),
+                  std::exp(-te / double(t.t2_s.map[std::size_t(v)])), 2e-6)
           << "TE_prep " << te << ", voxel " << v;
     }
   }
