@@ -27,7 +27,7 @@ struct LaunchShape {
 
 namespace detail {
 // The layouts compiled for device backends: (orders per thread, lanes).
-inline constexpr int device_layouts[][2] = {{4, 2}, {4, 1}, {2, 2}, {2, 4}, {1, 1}};
+inline constexpr int device_layouts[][2] = {{8, 1}, {8, 2}, {4, 1}, {4, 2}, {2, 2}, {1, 1}};
 }  // namespace detail
 
 template <class ExecSpace>

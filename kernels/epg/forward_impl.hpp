@@ -108,10 +108,10 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
     s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
     s.team_threads = 1;
   } else {
-    // Device: up to 64 orders, a thread holds four orders of two voxels and a
+    // Device: up to 64 orders, a thread holds four orders of one voxel and a
     // warp holds several such groups; beyond, one order per thread.
     s.orders_per_thread = orders <= 64 ? 4 : 1;
-    s.lanes = orders <= 64 ? 2 : 1;
+    s.lanes = 1;
     int opt = 0, lanes = 0;
     if (detail::layout_override(opt, lanes)) {
       bool compiled = false;
@@ -169,10 +169,11 @@ void simulate_forward(
     LARMOR_FORWARD_LAYOUT(512, 1)
     LARMOR_FORWARD_LAYOUT(1024, 1)
   } else {
-    LARMOR_FORWARD_LAYOUT(4, 2)
+    LARMOR_FORWARD_LAYOUT(8, 1)
+    LARMOR_FORWARD_LAYOUT(8, 2)
     LARMOR_FORWARD_LAYOUT(4, 1)
+    LARMOR_FORWARD_LAYOUT(4, 2)
     LARMOR_FORWARD_LAYOUT(2, 2)
-    LARMOR_FORWARD_LAYOUT(2, 4)
     LARMOR_FORWARD_LAYOUT(1, 1)
   }
 #undef LARMOR_FORWARD_LAYOUT
