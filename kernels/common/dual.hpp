@@ -39,6 +39,27 @@ struct Dual {
   KOKKOS_FORCEINLINE_FUNCTION Dual& operator*=(const Dual& b) { return *this = *this * b; }
 };
 
+// How many tangents a number type carries: 0 for plain floats.
+template <class Real>
+struct TangentCount {
+  static constexpr int value = 0;
+};
+template <class T, int N>
+struct TangentCount<Dual<T, N>> {
+  static constexpr int value = N;
+};
+template <class Real>
+inline constexpr int tangent_count_v = TangentCount<Real>::value;
+
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION float tangent_of(const Real&, int) {
+  return 0.0f;
+}
+template <class T, int N>
+KOKKOS_FORCEINLINE_FUNCTION T tangent_of(const Dual<T, N>& a, int direction) {
+  return a.tangent[direction];
+}
+
 template <class T, int N>
 KOKKOS_FORCEINLINE_FUNCTION T value_of(const Dual<T, N>& a) {
   return a.value;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "common/denormals.hpp"
+#include "common/dual.hpp"
 #include "epg/event_table.hpp"
 #include "epg/operators.hpp"
 #include "epg/state_block.hpp"
@@ -26,10 +27,37 @@ struct LaneTissue {
   bool precess;  // some lane is off resonance (the same on every thread of a team)
 };
 
+// The tissue directions a dual-number run differentiates along, in order.
+namespace tissue_direction {
+inline constexpr int m0 = 0, t1 = 1, t2 = 2, b1 = 3, df = 4, count = 5;
+}
+
+// A tissue value as the event loop's number type: plain for float; for a dual
+// number with one tangent per tissue direction, the independent variable of
+// its direction.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Real tissue_value(float v, int direction) {
+  if constexpr (tangent_count_v<Real> == tissue_direction::count) {
+    return Real::variable(v, direction);
+  } else {
+    (void)direction;
+    return Real(v);
+  }
+}
+
+// A relaxation rate 1/T (zero for T = infinity: no relaxation), with dR/dT =
+// -1/T^2 carried through the division for dual numbers.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Real relaxation_rate(float t, int direction) {
+  if (!(t > 0.0f) || !(t <= 3.4028235e38f)) return Real(0.0f);  // zero or infinite
+  return Real(1.0f) / tissue_value<Real>(t, direction);
+}
+
 template <class Real, int Lanes, class MemorySpace>
 KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tissue,
                                              int first_voxel, LaneTissue<Real, Lanes>& out) {
-  bool precess = false;
+  // Differentiating along df needs the precession even where df is zero.
+  bool precess = tangent_count_v<Real> > 0;
   LARMOR_UNROLL
   for (int l = 0; l < Lanes; ++l) {
     const int v = first_voxel + l;
@@ -38,14 +66,12 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
     // write; this keeps the lane loops free of bounds.
     const int src = out.active[l] ? v : first_voxel;
     out.voxel[l] = v;
-    const float t1 = tissue.t1_s.at(src);
-    const float t2 = tissue.t2_s.at(src);
-    out.m0[l] = Real(tissue.m0.at(src));
-    out.r1[l] = Real(t1 > 0.0f ? 1.0f / t1 : 0.0f);  // 1/inf = 0: no relaxation
-    out.r2[l] = Real(t2 > 0.0f ? 1.0f / t2 : 0.0f);
-    out.b1[l] = Real(tissue.b1.at(src));
+    out.m0[l] = tissue_value<Real>(tissue.m0.at(src), tissue_direction::m0);
+    out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1);
+    out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2);
+    out.b1[l] = tissue_value<Real>(tissue.b1.at(src), tissue_direction::b1);
     const float df_hz = tissue.df_hz.at(src);
-    out.df_hz[l] = Real(df_hz);
+    out.df_hz[l] = tissue_value<Real>(df_hz, tissue_direction::df);
     precess = precess || df_hz != 0.0f;
   }
   out.precess = precess;
@@ -67,6 +93,8 @@ struct ForwardKernel {
   EventTable<memory_space> events;
   TissueViews<memory_space> tissue;
   Kokkos::View<float***, Kokkos::LayoutRight, memory_space> signals;  // [voxel][sample][re/im]
+  // Dual-number runs only: [voxel][direction][sample][re/im].
+  Kokkos::View<float****, Kokkos::LayoutRight, memory_space> tangents;
   int team_threads = 1;
   int groups = 1;
   int group_threads = 1;
@@ -203,6 +231,12 @@ struct ForwardKernel {
       float* out = writer.row[l] + 2 * rec.output_index;
       out[0] = value_of(s_re);
       out[1] = value_of(s_im);
+      if constexpr (tangent_count_v < Real >> 0) {
+        for (int k = 0; k < tangent_count_v<Real>; ++k) {
+          tangents(lane.voxel[l], k, rec.output_index, 0) = tangent_of(s_re, k);
+          tangents(lane.voxel[l], k, rec.output_index, 1) = tangent_of(s_im, k);
+        }
+      }
     }
   }
 };

@@ -41,4 +41,18 @@ void simulate_forward(
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals);
 
+// Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
+// of tissue_direction in event_loop.hpp): the same event loop at a dual
+// number. Writes the signals as simulate_forward does and their derivatives:
+// tangents(voxel, direction, sample, {re, im}) = d signal / d parameter, with
+// T1 and T2 in seconds and df in Hz.
+inline constexpr int tissue_tangent_count = 5;
+
+template <class ExecSpace>
+void simulate_tissue_jvp(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
+    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents);
+
 }  // namespace larmor::epg

@@ -37,13 +37,15 @@ int tile_events_for(std::size_t scratch_max, int team_threads, bool host) {
   return tile;
 }
 
-template <class ExecSpace, int OPT, int L>
+template <class ExecSpace, int OPT, int L, class Real = float>
 void launch_layout(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    LaunchShape shape) {
-  using Kernel = ForwardKernel<ExecSpace, float, OPT, L>;
+    LaunchShape shape,
+    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents =
+        {}) {
+  using Kernel = ForwardKernel<ExecSpace, Real, OPT, L>;
   shape.tile_events =
       tile_events_for<Kernel>(Kokkos::TeamPolicy<ExecSpace, ForwardTag>::scratch_size_max(0),
                               shape.team_threads, kx::is_host_space_v<ExecSpace>);
@@ -57,6 +59,7 @@ void launch_layout(
   kernel.events = events;
   kernel.tissue = tissue;
   kernel.signals = signals;
+  kernel.tangents = tangents;
   kernel.team_threads = shape.team_threads;
   kernel.groups = shape.groups;
   kernel.group_threads = shape.group_threads;
@@ -180,6 +183,70 @@ void simulate_forward(
   throw std::logic_error(name + ": no compiled layout for " +
                          std::to_string(shape.orders_per_thread) + " orders per thread and " +
                          std::to_string(shape.lanes) + " lanes");
+}
+
+// Forward mode: one order per thread of one voxel on devices (a dual number
+// is six floats, so the state of more would not stay in registers), one voxel
+// per host thread with the order bucket of the forward run.
+template <class ExecSpace>
+void simulate_tissue_jvp(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
+    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        tangents) {
+  using Real = Dual<float, tissue_tangent_count>;
+  const std::string name = forward_kernel_name;
+  if (tissue.voxels <= 0) return;
+  check_order_limit(events.orders, forward_kernel_name);
+  if (signals.extent(0) < std::size_t(tissue.voxels) ||
+      signals.extent(1) < std::size_t(events.samples) || signals.extent(2) != 2 ||
+      tangents.extent(0) < std::size_t(tissue.voxels) ||
+      tangents.extent(1) != std::size_t(tissue_tangent_count) ||
+      tangents.extent(2) < std::size_t(events.samples) || tangents.extent(3) != 2) {
+    throw std::invalid_argument(name + ": the signal or tangent array is too small for " +
+                                std::to_string(tissue.voxels) + " voxels and " +
+                                std::to_string(events.samples) + " samples");
+  }
+  LaunchShape s;
+  s.lanes = 1;
+  if constexpr (kx::is_host_space_v<ExecSpace>) {
+    for (int b : detail::HostLayouts::buckets) {
+      if (b >= events.orders) {
+        s.orders_per_thread = b;
+        break;
+      }
+    }
+    s.group_threads = s.team_threads = 1;
+  } else {
+    s.orders_per_thread = 1;
+    s.group_threads = detail::device_group_threads(events.orders, 1);
+    s.groups = s.group_threads < 32 ? 32 / s.group_threads : 1;
+    while (s.groups > 1 && s.groups / 2 >= tissue.voxels) s.groups /= 2;
+    s.team_threads = s.group_threads * s.groups;
+  }
+  s.league = (tissue.voxels + s.groups - 1) / s.groups;
+
+#define LARMOR_JVP_LAYOUT(OPT)                                                                  \
+  if (s.orders_per_thread == OPT) {                                                             \
+    detail::launch_layout<ExecSpace, OPT, 1, Real>(exec, events, tissue, signals, s, tangents); \
+    return;                                                                                     \
+  }
+  if constexpr (kx::is_host_space_v<ExecSpace>) {
+    LARMOR_JVP_LAYOUT(8)
+    LARMOR_JVP_LAYOUT(16)
+    LARMOR_JVP_LAYOUT(32)
+    LARMOR_JVP_LAYOUT(64)
+    LARMOR_JVP_LAYOUT(128)
+    LARMOR_JVP_LAYOUT(256)
+    LARMOR_JVP_LAYOUT(512)
+    LARMOR_JVP_LAYOUT(1024)
+  } else {
+    LARMOR_JVP_LAYOUT(1)
+  }
+#undef LARMOR_JVP_LAYOUT
+  throw std::logic_error(name + ": no forward-mode layout for " + std::to_string(events.orders) +
+                         " orders");
 }
 
 }  // namespace larmor::epg

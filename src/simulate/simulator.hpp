@@ -39,6 +39,13 @@ class Simulator {
   template <class ExecSpace>
   void run_into(const tissue::Tissue& tissue, float* signals) const;
 
+  // Forward mode: the signals as run_into writes them, and their derivatives
+  // along the tissue directions M0, T1 (s), T2 (s), B1, df (Hz) into
+  // tangents[voxel][direction][sample][re, im] (tissue.voxels * 5 *
+  // samples() * 2 floats).
+  template <class ExecSpace>
+  void run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals, float* tangents) const;
+
  private:
   std::int64_t chunk_for(std::int64_t voxels) const;
 

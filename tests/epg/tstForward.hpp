@@ -184,6 +184,73 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_matches_reference) {
   }
 }
 
+// Forward mode along every tissue direction against central differences of
+// the double-precision reference (written independently of the kernel). The
+// float tangents carry the same kind of round-off as the values, so they are
+// held to the value tolerance relative to each direction's largest derivative.
+inline void expect_tissue_jvp_matches_differences(const sequence::Description& d,
+                                                  const tissue::Tissue& t, int orders) {
+  simulate::Options o;
+  o.orders = orders;
+  simulate::Simulator sim(d, o);
+  const int samples = sim.samples();
+  constexpr int directions = epg::tissue_tangent_count;
+  std::vector<float> signals(std::size_t(t.voxels) * samples * 2, NAN);
+  std::vector<float> tangents(std::size_t(t.voxels) * directions * samples * 2, NAN);
+  sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, signals.data(), tangents.data());
+  const double tol = float_tolerance(std::int64_t(d.events.size()));
+  // The values are the forward run's to float round-off (the dual run always
+  // takes the precessing branch, so not bit for bit).
+  const auto forward = run_on_backend(d, t, orders);
+  for (std::size_t i = 0; i < forward.size(); ++i) ASSERT_NEAR(signals[i], forward[i], tol) << i;
+  for (std::int64_t v = 0; v < t.voxels; ++v) {
+    const reference::Tissue base = voxel_of(t, v);
+    for (int k = 0; k < directions; ++k) {
+      reference::Tissue lo = base, hi = base;
+      double* plo[] = {&lo.m0, &lo.t1_s, &lo.t2_s, &lo.b1, &lo.df_hz};
+      double* phi[] = {&hi.m0, &hi.t1_s, &hi.t2_s, &hi.b1, &hi.df_hz};
+      const double x = *plo[k];
+      const double h = k == 4 ? 1e-3 : 1e-5 * std::abs(x);
+      *plo[k] = x - h;
+      *phi[k] = x + h;
+      const auto s_lo = reference::simulate(d, lo, sim.orders());
+      const auto s_hi = reference::simulate(d, hi, sim.orders());
+      std::vector<Complex> fd(static_cast<std::size_t>(samples));
+      double scale = 0.0;
+      for (int n = 0; n < samples; ++n) {
+        fd[std::size_t(n)] = (s_hi[std::size_t(n)] - s_lo[std::size_t(n)]) / (2 * h);
+        scale = std::max(scale, std::abs(fd[std::size_t(n)]));
+      }
+      for (int n = 0; n < samples; ++n) {
+        const std::size_t i = ((std::size_t(v) * directions + std::size_t(k)) * samples + n) * 2;
+        const Complex got(tangents[i], tangents[i + 1]);
+        ASSERT_LE(std::abs(got - fd[std::size_t(n)]), tol * std::max(scale, 1e-3))
+            << d.name << ": voxel " << v << ", direction " << k << ", sample " << n << ": got "
+            << got << ", central difference " << fd[std::size_t(n)];
+      }
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, tissue_jvp_matches_central_differences) {
+  sequence::MeseParams mese;
+  mese.echoes = 16;
+  mese.refocusing_deg = 150.0;
+  expect_tissue_jvp_matches_differences(sequence::build_mese(mese), random_tissue(3, 61), 0);
+  sequence::SpgrParams spgr;
+  spgr.repetitions = 60;
+  spgr.flip_deg = 25.0;
+  expect_tissue_jvp_matches_differences(sequence::build_spgr(spgr), random_tissue(3, 62), 0);
+  sequence::MrfParams mrf;
+  std::mt19937 rng(63);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int n = 0; n < 50; ++n) {
+    mrf.schedule.push_back({0.1 + 0.9 * u(rng), 0.0, 2e-3 * u(rng), 1e-3 * u(rng)});
+  }
+  // On resonance: the df derivative must still see the precession.
+  expect_tissue_jvp_matches_differences(sequence::build_mrf(mrf), random_tissue(2, 64, false), 24);
+}
+
 // Ideal refocusing: echo n is M0 sin(a) exp(-n ESP / T2), whatever T1.
 TEST(TEST_CATEGORY, cpmg_echoes_follow_the_t2_decay) {
   sequence::MeseParams p;

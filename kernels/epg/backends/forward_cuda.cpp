@@ -8,5 +8,10 @@ template void simulate_forward<Kokkos::Cuda>(
     const Kokkos::Cuda&, const EventTable<Kokkos::Cuda::memory_space>&,
     const TissueViews<Kokkos::Cuda::memory_space>&,
     const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&);
+template void simulate_tissue_jvp<Kokkos::Cuda>(
+    const Kokkos::Cuda&, const EventTable<Kokkos::Cuda::memory_space>&,
+    const TissueViews<Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&);
 }  // namespace larmor::epg
 #endif

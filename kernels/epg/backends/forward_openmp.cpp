@@ -8,5 +8,10 @@ template void simulate_forward<Kokkos::OpenMP>(
     const Kokkos::OpenMP&, const EventTable<Kokkos::OpenMP::memory_space>&,
     const TissueViews<Kokkos::OpenMP::memory_space>&,
     const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&);
+template void simulate_tissue_jvp<Kokkos::OpenMP>(
+    const Kokkos::OpenMP&, const EventTable<Kokkos::OpenMP::memory_space>&,
+    const TissueViews<Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&);
 }  // namespace larmor::epg
 #endif

@@ -8,5 +8,10 @@ template void simulate_forward<Kokkos::Serial>(
     const Kokkos::Serial&, const EventTable<Kokkos::Serial::memory_space>&,
     const TissueViews<Kokkos::Serial::memory_space>&,
     const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&);
+template void simulate_tissue_jvp<Kokkos::Serial>(
+    const Kokkos::Serial&, const EventTable<Kokkos::Serial::memory_space>&,
+    const TissueViews<Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&);
 }  // namespace larmor::epg
 #endif
