@@ -11,6 +11,7 @@
 #include "common/dual.hpp"
 #include "epg/event_table.hpp"
 #include "epg/operators.hpp"
+#include "epg/ring_state.hpp"
 #include "epg/state_block.hpp"
 #include "epg/tissue_views.hpp"
 
@@ -87,7 +88,11 @@ struct ForwardKernel {
   using member = typename policy::member_type;
   using scratch_records =
       Kokkos::View<EventRecord*, typename ExecSpace::scratch_memory_space, kx::Unmanaged>;
-  using State = StateBlock<Real, OrdersPerThread, Lanes>;
+  // Host threads hold every order and shift by moving ring offsets; device
+  // threads hold register blocks and trade block edges.
+  using State = std::conditional_t<kx::is_host_space_v<ExecSpace>,
+                                   RingStateBlock<Real, OrdersPerThread, Lanes>,
+                                   StateBlock<Real, OrdersPerThread, Lanes>>;
   using Exchange = EdgeExchange<Real, Lanes>;
 
   EventTable<memory_space> events;
@@ -226,7 +231,7 @@ struct ForwardKernel {
     for (int l = 0; l < Lanes; ++l) {
       if (writer.row[l] == nullptr) continue;
       Real s_re, s_im;
-      demodulate(lane.m0[l], state.fp_re[0][l], state.fp_im[0][l], Real(rec.cos_phase),
+      demodulate(lane.m0[l], state.fp0_re(l), state.fp0_im(l), Real(rec.cos_phase),
                  Real(rec.sin_phase), s_re, s_im);
       float* out = writer.row[l] + 2 * rec.output_index;
       out[0] = value_of(s_re);

@@ -153,6 +153,10 @@ struct StateBlock {
     }
   }
 
+  // F+_0 of lane l (valid on the thread holding order 0).
+  KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_re(int l) const { return fp_re[0][l]; }
+  KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_im(int l) const { return fp_im[0][l]; }
+
   // Number of this thread's orders below `live`.
   KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
     const int n = live - first_order;

@@ -1,0 +1,122 @@
+// The host state layout: one thread holds every order of `Lanes` voxels, and
+// a shift moves two offsets instead of the states.
+//
+// F+ and F- live in rings of a power-of-two number of slots (at least one more
+// than the orders). F+_k sits in slot (plus_base + k) mod R and F-_k in slot
+// (minus_base + k) mod R, so a shift is plus_base -= 1, minus_base += 1, the
+// new F+_0 taken from conj(F-_0) and the slot that held the old F-_0 (now
+// F-_{R-1}) cleared. Z does not move. Slots at orders K and above need no
+// clearing: F- only reaches them from above (cleared on wrap), and F+ there
+// only moves up until it wraps into F+_0, which a shift overwrites. The lane
+// loop is innermost and contiguous, as in StateBlock, so it vectorises.
+#pragma once
+
+#include "common/kokkos_compat.hpp"
+#include "epg/operators.hpp"
+#include "epg/state_block.hpp"
+
+namespace larmor::epg {
+
+template <class Real, int Orders, int Lanes>
+struct RingStateBlock {
+  static constexpr int opt = Orders;
+  static constexpr int lanes = Lanes;
+  static constexpr int ring_slots() {
+    int r = 1;
+    while (r < Orders + 1) r *= 2;
+    return r;
+  }
+  static constexpr int ring = ring_slots();
+  static constexpr int mask = ring - 1;
+
+  Real fp_re[ring][lanes], fp_im[ring][lanes];
+  Real fm_re[ring][lanes], fm_im[ring][lanes];
+  Real z_re[opt][lanes], z_im[opt][lanes];
+  int plus_base = 0;
+  int minus_base = 0;
+
+  KOKKOS_INLINE_FUNCTION void reset(int /*thread*/) {
+    plus_base = minus_base = 0;
+    for (int j = 0; j < ring; ++j) {
+      for (int l = 0; l < lanes; ++l) {
+        fp_re[j][l] = fp_im[j][l] = fm_re[j][l] = fm_im[j][l] = Real(0.0f);
+      }
+    }
+    for (int j = 0; j < opt; ++j) {
+      for (int l = 0; l < lanes; ++l) {
+        z_re[j][l] = Real(j == 0 ? 1.0f : 0.0f);
+        z_im[j][l] = Real(0.0f);
+      }
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
+  KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
+
+  KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_re(int l) const { return fp_re[plus_base][l]; }
+  KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_im(int l) const { return fp_im[plus_base][l]; }
+
+  KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
+    const int n = live < opt ? live : opt;
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) {
+        epg::rotate(rotation.get(l), fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l], z_re[k][l],
+                    z_im[k][l]);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
+                                     bool spoil) {
+    if (precess) {
+      evolve_orders<true>(live < opt ? live : opt, ev, spoil);
+    } else {
+      evolve_orders<false>(live < opt ? live : opt, ev, spoil);
+    }
+  }
+
+  template <bool Precess>
+  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int n, const Evolution<Real> (&ev)[lanes],
+                                                 bool spoil) {
+    Evolution<Real> applied[lanes];
+    for (int l = 0; l < lanes; ++l) {
+      applied[l] = ev[l];
+      if (spoil) applied[l].e2 = applied[l].rot_re = applied[l].rot_im = Real(0.0f);
+    }
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) {
+        if constexpr (Precess) {
+          evolve_transverse(applied[l], fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l]);
+        } else {
+          decay_transverse(applied[l], fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l]);
+        }
+        evolve_longitudinal(applied[l], k == 0, z_re[k][l], z_im[k][l]);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void spoil() {
+    for (int j = 0; j < ring; ++j) {
+      for (int l = 0; l < lanes; ++l) {
+        fp_re[j][l] = fp_im[j][l] = fm_re[j][l] = fm_im[j][l] = Real(0.0f);
+      }
+    }
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void shift(const Member&, EdgeExchange<Real, lanes>&) {
+    const int old_minus_zero = minus_base;
+    plus_base = (plus_base - 1) & mask;
+    minus_base = (minus_base + 1) & mask;
+    for (int l = 0; l < lanes; ++l) {
+      fm_re[old_minus_zero][l] = Real(0.0f);
+      fm_im[old_minus_zero][l] = Real(0.0f);
+      fp_re[plus_base][l] = fm_re[minus_base][l];
+      fp_im[plus_base][l] = -fm_im[minus_base][l];
+    }
+  }
+};
+
+}  // namespace larmor::epg
