@@ -28,6 +28,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
   cmd->add_option("-n,--voxels", args.voxels, "Voxel count (overrides --scale)");
   cmd->add_option("-r,--repeats", args.repeats, "Timed repeats (best is reported)")
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("-m,--mode", args.mode,
+                  "forward, or jvp (signals and their derivatives along M0, T1, T2, B1, df)")
+      ->check(CLI::IsMember({"forward", "jvp"}));
   cmd->add_option("-j,--json", args.json, "Where the JSON results go");
   cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
 }
@@ -54,6 +57,7 @@ struct Result {
   int samples = 0, orders = 0, repeats = 0;
   double best_s = 0, median_s = 0, flops = 0;
   std::string layout;
+  std::string mode;
 };
 
 std::string hostname() {
@@ -82,8 +86,11 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   const tissue::Tissue tissue = workload_tissue(name, voxels);
   tissue.validate("bench tissue");
 
-  // Signals of a chunk stay within 2 GiB; the kernel is timed over all chunks.
-  const std::int64_t per_voxel = std::int64_t(sim.samples()) * 8;
+  // Signals (and tangents) of a chunk stay within 2 GiB; the kernel is timed
+  // over all chunks.
+  const bool jvp = args.mode == "jvp";
+  const std::int64_t per_voxel =
+      std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1);
   const std::int64_t chunk = std::max<std::int64_t>(
       1, std::min<std::int64_t>(voxels, (std::int64_t(2) << 30) / per_voxel));
   const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
@@ -93,11 +100,19 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   }
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk,
                                                            sim.samples(), 2);
+  Kokkos::View<float****, Kokkos::LayoutRight, Mem> tangents(
+      "larmor::bench_tangents", jvp ? chunk : 0, epg::tissue_tangent_count, sim.samples(), 2);
   Exec exec;
   auto run_all = [&] {
     exec.fence();
     const auto t0 = std::chrono::steady_clock::now();
-    for (const auto& c : chunks) epg::simulate_forward(exec, table, c, signals);
+    for (const auto& c : chunks) {
+      if (jvp) {
+        epg::simulate_tissue_jvp(exec, table, c, signals, tangents);
+      } else {
+        epg::simulate_forward(exec, table, c, signals);
+      }
+    }
     exec.fence();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
@@ -120,6 +135,8 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
+  if (jvp) res.layout = "jvp";
+  res.mode = args.mode;
   return res;
 }
 
@@ -164,8 +181,8 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
          << ", \"best_s\": " << r.best_s << ", \"median_s\": " << r.median_s
          << ", \"ns_per_event_voxel\": " << ns << ", \"event_voxels_per_s\": " << ev / r.best_s
          << ", \"us_per_voxel\": " << r.best_s * 1e6 / double(r.voxels) << ", \"layout\": \""
-         << r.layout << "\", \"flops\": " << r.flops << ", \"gflop_per_s\": " << gflops << "}"
-         << (i + 1 < results.size() ? ",\n" : "\n");
+         << r.layout << "\", \"mode\": \"" << r.mode << "\", \"flops\": " << r.flops
+         << ", \"gflop_per_s\": " << gflops << "}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
   json << "  ]\n}\n";
   write_json_atomically(args.json, json.str());

@@ -186,8 +186,9 @@ void simulate_forward(
 }
 
 // Forward mode: one order per thread of one voxel on devices (a dual number
-// is six floats, so the state of more would not stay in registers), one voxel
-// per host thread with the order bucket of the forward run.
+// is six floats, so the state of more would not stay in registers); on the
+// host the order bucket of the forward run with four voxel lanes up to 64
+// orders, one beyond.
 template <class ExecSpace>
 void simulate_tissue_jvp(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
@@ -217,6 +218,7 @@ void simulate_tissue_jvp(
         break;
       }
     }
+    s.lanes = s.orders_per_thread <= 64 ? 4 : 1;
     s.group_threads = s.team_threads = 1;
   } else {
     s.orders_per_thread = 1;
@@ -225,24 +227,24 @@ void simulate_tissue_jvp(
     while (s.groups > 1 && s.groups / 2 >= tissue.voxels) s.groups /= 2;
     s.team_threads = s.group_threads * s.groups;
   }
-  s.league = (tissue.voxels + s.groups - 1) / s.groups;
+  s.league = (tissue.voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
 
-#define LARMOR_JVP_LAYOUT(OPT)                                                                  \
-  if (s.orders_per_thread == OPT) {                                                             \
-    detail::launch_layout<ExecSpace, OPT, 1, Real>(exec, events, tissue, signals, s, tangents); \
+#define LARMOR_JVP_LAYOUT(OPT, L)                                                               \
+  if (s.orders_per_thread == OPT && s.lanes == L) {                                             \
+    detail::launch_layout<ExecSpace, OPT, L, Real>(exec, events, tissue, signals, s, tangents); \
     return;                                                                                     \
   }
   if constexpr (kx::is_host_space_v<ExecSpace>) {
-    LARMOR_JVP_LAYOUT(8)
-    LARMOR_JVP_LAYOUT(16)
-    LARMOR_JVP_LAYOUT(32)
-    LARMOR_JVP_LAYOUT(64)
-    LARMOR_JVP_LAYOUT(128)
-    LARMOR_JVP_LAYOUT(256)
-    LARMOR_JVP_LAYOUT(512)
-    LARMOR_JVP_LAYOUT(1024)
+    LARMOR_JVP_LAYOUT(8, 4)
+    LARMOR_JVP_LAYOUT(16, 4)
+    LARMOR_JVP_LAYOUT(32, 4)
+    LARMOR_JVP_LAYOUT(64, 4)
+    LARMOR_JVP_LAYOUT(128, 1)
+    LARMOR_JVP_LAYOUT(256, 1)
+    LARMOR_JVP_LAYOUT(512, 1)
+    LARMOR_JVP_LAYOUT(1024, 1)
   } else {
-    LARMOR_JVP_LAYOUT(1)
+    LARMOR_JVP_LAYOUT(1, 1)
   }
 #undef LARMOR_JVP_LAYOUT
   throw std::logic_error(name + ": no forward-mode layout for " + std::to_string(events.orders) +
