@@ -108,6 +108,20 @@ KOKKOS_FORCEINLINE_FUNCTION void rotate(const RotationCoefficients<Real>& r, Rea
   z_im = nz_im;
 }
 
+// The adjoint of a rotation, T^H under the inner product Re sum conj(a) b: the
+// same form with v and h exchanged and negated (T^H_13 = i h, T^H_31 =
+// i conj(v), ...), so the reverse sweep reuses rotate().
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION RotationCoefficients<Real> adjoint_rotation(
+    const RotationCoefficients<Real>& r) {
+  RotationCoefficients<Real> a = r;
+  a.v_re = -r.h_re;
+  a.v_im = -r.h_im;
+  a.h_re = -r.v_re;
+  a.h_im = -r.v_im;
+  return a;
+}
+
 // The same rotation from its flip and phase parts (tests, one-off callers).
 template <class Real>
 KOKKOS_FORCEINLINE_FUNCTION void rotate(const FlipFactors<Real>& f, const PhaseFactors<Real>& p,

@@ -1,10 +1,12 @@
 #include "simulate/simulator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
 #include "simulate/device_tissue.hpp"
 
@@ -93,15 +95,64 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   }
 }
 
+template <class ExecSpace>
+void Simulator::run_tissue_vjp_into(const tissue::Tissue& tissue, const float* cotangents,
+                                    float* tissue_gradients, float* sequence_gradients,
+                                    int checkpoint_interval) const {
+  using Mem = typename ExecSpace::memory_space;
+  constexpr int directions = epg::tissue_tangent_count;
+  tissue.validate("reverse-mode tissue");
+  const std::int64_t events = this->events();
+  std::fill(sequence_gradients, sequence_gradients + events * epg::sequence_gradient::count, 0.0f);
+  if (tissue.voxels == 0 || events == 0) return;
+  ExecSpace exec;
+  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  // Checkpoints and one stretch per voxel: about 2 sqrt(E) states of 6 K floats.
+  const double per_voxel =
+      (2.0 * std::sqrt(double(events)) + 2.0) * 6.0 * orders_ * 4.0 + samples() * 8.0;
+  const std::int64_t chunk = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(chunk_for(tissue.voxels), std::int64_t((1u << 30) / per_voxel)));
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_cotangents(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), chunk, samples(), 2);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> device_tissue_gradients(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::tissue_gradients"), chunk,
+      directions);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> device_sequence_gradients(
+      "larmor::sequence_gradients", events, epg::sequence_gradient::count);
+  const auto rows = [](std::int64_t count) {
+    return std::pair<std::int64_t, std::int64_t>(0, count);
+  };
+  for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
+    const std::int64_t count = std::min(chunk, tissue.voxels - begin);
+    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count);
+    Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_w(
+        cotangents + begin * std::int64_t(samples()) * 2, count, samples(), 2);
+    Kokkos::deep_copy(Kokkos::subview(device_cotangents, rows(count), Kokkos::ALL, Kokkos::ALL),
+                      host_w);
+    epg::simulate_tissue_vjp<ExecSpace>(exec, table, views, device_cotangents,
+                                        device_tissue_gradients, device_sequence_gradients,
+                                        checkpoint_interval);
+    exec.fence();
+    Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_g(
+        tissue_gradients + begin * directions, count, directions);
+    Kokkos::deep_copy(host_g, Kokkos::subview(device_tissue_gradients, rows(count), Kokkos::ALL));
+  }
+  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_s(
+      sequence_gradients, events, epg::sequence_gradient::count);
+  Kokkos::deep_copy(host_s, device_sequence_gradients);
+}
+
 std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {
   std::vector<float> out(std::size_t(tissue.voxels) * std::size_t(samples()) * 2);
   run_into<Kokkos::DefaultExecutionSpace>(tissue, out.data());
   return out;
 }
 
-#define LARMOR_SIMULATOR_BACKEND(EXEC)                                          \
-  template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const; \
-  template void Simulator::run_tissue_jvp_into<EXEC>(const tissue::Tissue&, float*, float*) const;
+#define LARMOR_SIMULATOR_BACKEND(EXEC)                                                             \
+  template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const;                    \
+  template void Simulator::run_tissue_jvp_into<EXEC>(const tissue::Tissue&, float*, float*) const; \
+  template void Simulator::run_tissue_vjp_into<EXEC>(const tissue::Tissue&, const float*, float*,  \
+                                                     float*, int) const;
 #if defined(KOKKOS_ENABLE_SERIAL)
 LARMOR_SIMULATOR_BACKEND(Kokkos::Serial)
 #endif

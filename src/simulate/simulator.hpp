@@ -46,6 +46,17 @@ class Simulator {
   template <class ExecSpace>
   void run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals, float* tangents) const;
 
+  // Reverse mode: for the loss sum Re(conj(w) y) over voxels and samples, with
+  // w = cotangents[voxel][sample][re, im] (tissue.voxels * samples() * 2),
+  // writes tissue_gradients[voxel][M0, T1, T2, B1, df] (tissue.voxels * 5)
+  // and sequence_gradients[event][flip, phase, duration] summed over voxels
+  // (events() * 3), with a checkpoint every `checkpoint_interval` events (0:
+  // automatic).
+  template <class ExecSpace>
+  void run_tissue_vjp_into(const tissue::Tissue& tissue, const float* cotangents,
+                           float* tissue_gradients, float* sequence_gradients,
+                           int checkpoint_interval = 0) const;
+
  private:
   std::int64_t chunk_for(std::int64_t voxels) const;
 

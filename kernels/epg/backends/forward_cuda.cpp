@@ -1,4 +1,5 @@
 // Explicit instantiation of the forward kernel for the Cuda backend.
+#include "epg/adjoint_impl.hpp"
 #include "epg/forward_impl.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -13,5 +14,11 @@ template void simulate_tissue_jvp<Kokkos::Cuda>(
     const TissueViews<Kokkos::Cuda::memory_space>&,
     const Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
     const Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&);
+template void simulate_tissue_vjp<Kokkos::Cuda>(
+    const Kokkos::Cuda&, const EventTable<Kokkos::Cuda::memory_space>&,
+    const TissueViews<Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&, int);
 }  // namespace larmor::epg
 #endif

@@ -1,0 +1,36 @@
+// Entry point of the adjoint (vector-Jacobian product) of the forward EPG
+// simulation (declarations; adjoint_impl.hpp is instantiated per backend in
+// kernels/epg/backends/).
+#pragma once
+
+#include "epg/event_table.hpp"
+#include "epg/tissue_views.hpp"
+
+namespace larmor::epg {
+
+inline constexpr const char* adjoint_kernel_name = "larmor::epg::adjoint";
+
+// Columns of the per-event sequence gradients.
+namespace sequence_gradient {
+inline constexpr int flip = 0, phase = 1, duration = 2, count = 3;
+}
+
+// For the loss L = sum over voxels and samples of Re(conj(w) y), with w the
+// cotangents(voxel, sample, {re, im}) and y the simulated signals: writes
+// tissue_gradients(voxel, d) = dL/d(M0, T1 [s], T2 [s], B1, df [Hz]) and ADDS
+// to sequence_gradients(event, {flip [rad], phase [rad], duration [s]}) the
+// derivative of L summed over the voxels (zero it first). Keeps a checkpoint
+// every `checkpoint_interval` events (0: sqrt of the event count).
+template <class ExecSpace>
+void simulate_tissue_vjp(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        cotangents,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        tissue_gradients,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        sequence_gradients,
+    int checkpoint_interval);
+
+}  // namespace larmor::epg
