@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
+#include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
 #include "simulate/device_tissue.hpp"
 #include "simulate/simulator.hpp"
@@ -29,8 +30,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
   cmd->add_option("-r,--repeats", args.repeats, "Timed repeats (best is reported)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-m,--mode", args.mode,
-                  "forward, or jvp (signals and their derivatives along M0, T1, T2, B1, df)")
-      ->check(CLI::IsMember({"forward", "jvp"}));
+                  "forward; jvp (signals and their derivatives along M0, T1, T2, B1, df); vjp "
+                  "(adjoint: tissue and per-event sequence gradients of a loss)")
+      ->check(CLI::IsMember({"forward", "jvp", "vjp"}));
   cmd->add_option("-j,--json", args.json, "Where the JSON results go");
   cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
 }
@@ -88,9 +90,13 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
 
   // Signals (and tangents) of a chunk stay within 2 GiB; the kernel is timed
   // over all chunks.
-  const bool jvp = args.mode == "jvp";
+  const bool jvp = args.mode == "jvp", vjp = args.mode == "vjp";
+  const int interval = epg::default_checkpoint_interval(int(sim.events()));
+  const std::int64_t adjoint_state_bytes =
+      std::int64_t((sim.events() + interval - 1) / interval + interval) * 6 * sim.orders() * 4;
   const std::int64_t per_voxel =
-      std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1);
+      std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) +
+      (vjp ? adjoint_state_bytes : 0);
   const std::int64_t chunk = std::max<std::int64_t>(
       1, std::min<std::int64_t>(voxels, (std::int64_t(2) << 30) / per_voxel));
   const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
@@ -102,6 +108,14 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
                                                            sim.samples(), 2);
   Kokkos::View<float****, Kokkos::LayoutRight, Mem> tangents(
       "larmor::bench_tangents", jvp ? chunk : 0, epg::tissue_tangent_count, sim.samples(), 2);
+  // The adjoint's loss: the sum of the real parts (any cotangent costs the same).
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> cotangents("larmor::bench_cotangents",
+                                                              vjp ? chunk : 0, sim.samples(), 2);
+  Kokkos::deep_copy(cotangents, 1.0f);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> tissue_gradients(
+      "larmor::bench_tissue_gradients", vjp ? chunk : 0, epg::tissue_tangent_count);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> sequence_gradients(
+      "larmor::bench_sequence_gradients", vjp ? sim.events() : 0, epg::sequence_gradient::count);
   Exec exec;
   auto run_all = [&] {
     exec.fence();
@@ -109,6 +123,9 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
     for (const auto& c : chunks) {
       if (jvp) {
         epg::simulate_tissue_jvp(exec, table, c, signals, tangents);
+      } else if (vjp) {
+        epg::simulate_tissue_vjp(exec, table, c, cotangents, tissue_gradients, sequence_gradients,
+                                 interval);
       } else {
         epg::simulate_forward(exec, table, c, signals);
       }
@@ -135,7 +152,7 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
-  if (jvp) res.layout = "jvp";
+  if (jvp || vjp) res.layout = args.mode;
   res.mode = args.mode;
   return res;
 }

@@ -3,6 +3,8 @@
 // kernels/epg/backends/).
 #pragma once
 
+#include <cmath>
+
 #include "epg/event_table.hpp"
 #include "epg/tissue_views.hpp"
 
@@ -13,6 +15,11 @@ inline constexpr const char* adjoint_kernel_name = "larmor::epg::adjoint";
 // Columns of the per-event sequence gradients.
 namespace sequence_gradient {
 inline constexpr int flip = 0, phase = 1, duration = 2, count = 3;
+}
+
+// The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
+inline int default_checkpoint_interval(int events) {
+  return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
 }
 
 // For the loss L = sum over voxels and samples of Re(conj(w) y), with w the

@@ -313,11 +313,6 @@ struct AdjointKernel {
   }
 };
 
-// The checkpoint interval: sqrt(E) minimises checkpoints plus stretch.
-inline int default_checkpoint_interval(int events) {
-  return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
-}
-
 template <class ExecSpace>
 void simulate_tissue_vjp(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
