@@ -1,6 +1,7 @@
-// The forward-kernel tests on the Cuda backend.
+// The forward-kernel and derivative tests on the Cuda backend.
 #include <Kokkos_Core.hpp>
 
 #define TEST_EXECSPACE Kokkos::Cuda
 #define TEST_CATEGORY cuda
 #include "epg/tstForward.hpp"
+#include "epg/tstDerivatives.hpp"

@@ -1,6 +1,7 @@
-// The forward-kernel tests on the OpenMP backend.
+// The forward-kernel and derivative tests on the OpenMP backend.
 #include <Kokkos_Core.hpp>
 
 #define TEST_EXECSPACE Kokkos::OpenMP
 #define TEST_CATEGORY openmp
 #include "epg/tstForward.hpp"
+#include "epg/tstDerivatives.hpp"

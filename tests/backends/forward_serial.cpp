@@ -1,6 +1,7 @@
-// The forward-kernel tests on the Serial backend.
+// The forward-kernel and derivative tests on the Serial backend.
 #include <Kokkos_Core.hpp>
 
 #define TEST_EXECSPACE Kokkos::Serial
 #define TEST_CATEGORY serial
 #include "epg/tstForward.hpp"
+#include "epg/tstDerivatives.hpp"
