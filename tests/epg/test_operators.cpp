@@ -7,6 +7,7 @@
 #include <complex>
 #include <random>
 
+#include "epg/adjoint_impl.hpp"
 #include "epg/operators.hpp"
 #include "reference/epg_reference.hpp"
 
@@ -53,6 +54,73 @@ TEST(Rotation, equals_the_reference_matrix_on_random_states) {
     EXPECT_NEAR(std::abs(Complex(a, b) - want[0]), 0.0, 1e-14);
     EXPECT_NEAR(std::abs(Complex(c, d) - want[1]), 0.0, 1e-14);
     EXPECT_NEAR(std::abs(Complex(e, f) - want[2]), 0.0, 1e-14);
+  }
+}
+
+// The reverse sweep's transposes, through <lambda, A s> = <A^T lambda, s> with
+// the real inner product over real and imaginary parts.
+TEST(Adjoint, rotation_and_evolution_transposes_satisfy_the_dot_product_identity) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int trial = 0; trial < 100; ++trial) {
+    double s[6], l[6];
+    for (int i = 0; i < 6; ++i) {
+      s[i] = u(rng);
+      l[i] = u(rng);
+    }
+    const double phase = 10.0 * u(rng);
+    const auto r =
+        make_rotation(make_flip(4.0 * u(rng)), make_phase(std::cos(phase), std::sin(phase)));
+    double as[6] = {s[0], s[1], s[2], s[3], s[4], s[5]};
+    rotate(r, as[0], as[1], as[2], as[3], as[4], as[5]);
+    double al[6] = {l[0], l[1], l[2], l[3], l[4], l[5]};
+    rotate(adjoint_rotation(r), al[0], al[1], al[2], al[3], al[4], al[5]);
+    double lhs = 0.0, rhs = 0.0;
+    for (int i = 0; i < 6; ++i) {
+      lhs += l[i] * as[i];
+      rhs += al[i] * s[i];
+    }
+    EXPECT_NEAR(lhs, rhs, 1e-14);
+    // Evolution: the transverse part's transpose is the conjugate factor.
+    const auto ev = make_evolution(0.01 * (1.0 + u(rng)), 1.5, 20.0, 40.0 * u(rng));
+    double es[4] = {s[0], s[1], s[2], s[3]}, el[4] = {l[0], l[1], l[2], l[3]};
+    evolve_transverse(ev, es[0], es[1], es[2], es[3]);
+    auto conj_ev = ev;
+    conj_ev.rot_im = -ev.rot_im;
+    evolve_transverse(conj_ev, el[0], el[1], el[2], el[3]);
+    lhs = rhs = 0.0;
+    for (int i = 0; i < 4; ++i) {
+      lhs += l[i] * es[i];
+      rhs += el[i] * s[i];
+    }
+    EXPECT_NEAR(lhs, rhs, 1e-14);
+  }
+}
+
+// The shift moves and conjugates, so its transpose is exact in float too.
+TEST(Adjoint, unshift_is_the_transpose_of_shift) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int n : {1, 2, 5, 8}) {
+    adjoint_detail::PlainState<8> s{}, l{};
+    for (int c = 0; c < 6; ++c) {
+      for (int k = 0; k < n; ++k) {
+        s.component(c)[k] = u(rng);
+        l.component(c)[k] = u(rng);
+      }
+    }
+    auto shifted = s;
+    shifted.shift(n);
+    auto unshifted = l;
+    unshifted.unshift(n);
+    double lhs = 0.0, rhs = 0.0;
+    for (int c = 0; c < 6; ++c) {
+      for (int k = 0; k < n; ++k) {
+        lhs += double(l.component(c)[k]) * shifted.component(c)[k];
+        rhs += double(unshifted.component(c)[k]) * s.component(c)[k];
+      }
+    }
+    EXPECT_DOUBLE_EQ(lhs, rhs) << "orders " << n;
   }
 }
 
