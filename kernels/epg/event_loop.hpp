@@ -63,9 +63,10 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
   for (int l = 0; l < Lanes; ++l) {
     const int v = first_voxel + l;
     out.active[l] = v < tissue.voxels;
-    // Inactive lanes simulate a harmless copy of the first voxel and never
-    // write; this keeps the lane loops free of bounds.
-    const int src = out.active[l] ? v : first_voxel;
+    // Inactive lanes simulate a harmless copy of voxel 0 and never write;
+    // this keeps the lane loops free of bounds. (Not the group's first voxel:
+    // in a launch's last team a whole voxel group can lie past the end.)
+    const int src = out.active[l] ? v : 0;
     out.voxel[l] = v;
     out.m0[l] = tissue_value<Real>(tissue.m0.at(src), tissue_direction::m0);
     out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1);
