@@ -83,6 +83,17 @@ inline int device_group_threads(int orders, int orders_per_thread) {
   return threads;
 }
 
+// Threads per group, groups per team (32 / G while a group fits a warp, never
+// more than there are voxel groups to fill) and team size, for a shape whose
+// orders per thread and lanes are set.
+inline void set_device_groups(LaunchShape& s, int orders, int voxels) {
+  s.group_threads = device_group_threads(orders, s.orders_per_thread);
+  s.groups = s.group_threads < 32 ? 32 / s.group_threads : 1;
+  const int voxel_groups = (voxels + s.lanes - 1) / s.lanes;
+  while (s.groups > 1 && s.groups / 2 >= voxel_groups) s.groups /= 2;
+  s.team_threads = s.group_threads * s.groups;
+}
+
 // LARMOR_EPG_LAYOUT=OPTxL (e.g. "2x4") overrides the choice for tuning runs;
 // it must name a compiled layout of the backend that can hold the orders.
 inline bool layout_override(int& opt, int& lanes) {
@@ -128,12 +139,7 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
       s.orders_per_thread = opt;
       s.lanes = lanes;
     }
-    s.group_threads = detail::device_group_threads(orders, s.orders_per_thread);
-    s.groups = s.group_threads < 32 ? 32 / s.group_threads : 1;
-    // Never more groups than there are voxel groups to fill them.
-    const int voxel_groups = (voxels + s.lanes - 1) / s.lanes;
-    while (s.groups > 1 && s.groups / 2 >= voxel_groups) s.groups /= 2;
-    s.team_threads = s.group_threads * s.groups;
+    detail::set_device_groups(s, orders, voxels);
   }
   if constexpr (kx::is_host_space_v<ExecSpace>) s.group_threads = 1;
   s.league = (voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
@@ -222,10 +228,7 @@ void simulate_tissue_jvp(
     s.group_threads = s.team_threads = 1;
   } else {
     s.orders_per_thread = 1;
-    s.group_threads = detail::device_group_threads(events.orders, 1);
-    s.groups = s.group_threads < 32 ? 32 / s.group_threads : 1;
-    while (s.groups > 1 && s.groups / 2 >= tissue.voxels) s.groups /= 2;
-    s.team_threads = s.group_threads * s.groups;
+    detail::set_device_groups(s, events.orders, tissue.voxels);
   }
   s.league = (tissue.voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
 
