@@ -22,6 +22,13 @@ namespace detail {
 // order count needs; large buckets carry fewer lanes to bound the stack.
 struct HostLayouts {
   static constexpr int buckets[] = {8, 16, 32, 64, 128, 256, 512, 1024};
+  // The smallest bucket holding `orders` (callers have checked the limit).
+  static constexpr int bucket_for(int orders) {
+    for (int b : buckets) {
+      if (b >= orders) return b;
+    }
+    return 0;
+  }
   static constexpr int lanes_for(int opt) {
     return opt <= 64 ? 8 : (opt <= 128 ? 4 : (opt <= 256 ? 2 : 1));
   }
@@ -113,12 +120,7 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
   check_order_limit(orders, forward_kernel_name);
   LaunchShape s;
   if constexpr (kx::is_host_space_v<ExecSpace>) {
-    for (int b : detail::HostLayouts::buckets) {
-      if (b >= orders) {
-        s.orders_per_thread = b;
-        break;
-      }
-    }
+    s.orders_per_thread = detail::HostLayouts::bucket_for(orders);
     s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
     s.team_threads = 1;
   } else {
@@ -218,12 +220,7 @@ void simulate_tissue_jvp(
   LaunchShape s;
   s.lanes = 1;
   if constexpr (kx::is_host_space_v<ExecSpace>) {
-    for (int b : detail::HostLayouts::buckets) {
-      if (b >= events.orders) {
-        s.orders_per_thread = b;
-        break;
-      }
-    }
+    s.orders_per_thread = detail::HostLayouts::bucket_for(events.orders);
     s.lanes = s.orders_per_thread <= 64 ? 4 : 1;
     s.group_threads = s.team_threads = 1;
   } else {
