@@ -65,6 +65,27 @@ KOKKOS_FORCEINLINE_FUNCTION T value_of(const Dual<T, N>& a) {
   return a.value;
 }
 
+// The innermost float of a (possibly nested) dual number.
+template <class T, int N>
+KOKKOS_FORCEINLINE_FUNCTION auto scalar_value(const Dual<T, N>& a) {
+  return scalar_value(a.value);
+}
+
+// A number's floats one at a time: part 0 is the value, part j the tangent
+// j - 1 (checkpoint stores keep a dual number's parts side by side).
+template <class Real>
+inline constexpr int part_count_v = 1 + tangent_count_v<Real>;
+KOKKOS_FORCEINLINE_FUNCTION float& part_of(float& x, int) { return x; }
+KOKKOS_FORCEINLINE_FUNCTION float part_of(const float& x, int) { return x; }
+template <int N>
+KOKKOS_FORCEINLINE_FUNCTION float& part_of(Dual<float, N>& x, int j) {
+  return j == 0 ? x.value : x.tangent[j - 1];
+}
+template <int N>
+KOKKOS_FORCEINLINE_FUNCTION float part_of(const Dual<float, N>& x, int j) {
+  return j == 0 ? x.value : x.tangent[j - 1];
+}
+
 template <class T, int N>
 KOKKOS_FORCEINLINE_FUNCTION Dual<T, N> operator-(const Dual<T, N>& a) {
   Dual<T, N> r;
@@ -152,8 +173,9 @@ KOKKOS_FORCEINLINE_FUNCTION bool operator<(const Dual<T, N>& a, const Dual<T, N>
 
 template <class T, int N>
 KOKKOS_FORCEINLINE_FUNCTION Dual<T, N> exp(const Dual<T, N>& a) {
+  using kx::exp;  // nested duals (forward over reverse) find larmor::exp
   Dual<T, N> r;
-  r.value = kx::exp(a.value);
+  r.value = exp(a.value);
   for (int i = 0; i < N; ++i) r.tangent[i] = r.value * a.tangent[i];
   return r;
 }

@@ -15,6 +15,9 @@ namespace larmor {
 // The plain value of a number (dual numbers overload this).
 KOKKOS_FORCEINLINE_FUNCTION float value_of(float x) { return x; }
 KOKKOS_FORCEINLINE_FUNCTION double value_of(double x) { return x; }
+// The innermost float of a number (nested dual numbers overload this).
+KOKKOS_FORCEINLINE_FUNCTION float scalar_value(float x) { return x; }
+KOKKOS_FORCEINLINE_FUNCTION double scalar_value(double x) { return x; }
 
 KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
   // Quarter turn split in three parts whose leading parts multiply a small
@@ -62,7 +65,7 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(double x, double& s, double& c) 
 // interval at a large off-resonance keeps its fractional phase.
 template <class Real>
 KOKKOS_FORCEINLINE_FUNCTION void sincos_turns(const Real& turns, Real& s, Real& c) {
-  const Real whole = Real(kx::nearbyint(value_of(turns)));
+  const Real whole = Real(kx::nearbyint(scalar_value(turns)));
   sincos_reduced((turns - whole) * Real(6.283185307179586), s, c);
 }
 

@@ -17,6 +17,13 @@ namespace sequence_gradient {
 inline constexpr int flip = 0, phase = 1, duration = 2, count = 3;
 }
 
+// Where a reverse sweep writes. The *_hvp views are used at dual numbers only.
+template <class MemorySpace>
+struct ReverseOutputs {
+  using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
+  Matrix tissue_gradients, sequence_gradients, tissue_hvp, sequence_hvp;
+};
+
 // The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
 inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
@@ -38,6 +45,29 @@ void simulate_tissue_vjp(
         tissue_gradients,
     const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
         sequence_gradients,
+    int checkpoint_interval);
+
+// Forward over reverse: the adjoint run at dual numbers whose tangent is the
+// tissue direction u = directions(voxel, {M0, T1, T2, B1, df}). Writes what
+// simulate_tissue_vjp writes (the gradients of L) and their derivatives along
+// u: tissue_hvp(voxel, d) = sum_e d2L / d(d) d(e) u_e (the Hessian of L in the
+// tissue times u) and ADDS to sequence_hvp(event, {flip, phase, duration}) the
+// mixed second derivatives d2L / d(sequence value) du, summed over voxels.
+template <class ExecSpace>
+void simulate_tissue_hvp(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        directions,
+    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        cotangents,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        tissue_gradients,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        sequence_gradients,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tissue_hvp,
+    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
+        sequence_hvp,
     int checkpoint_interval);
 
 }  // namespace larmor::epg

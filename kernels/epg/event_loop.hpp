@@ -28,11 +28,6 @@ struct LaneTissue {
   bool precess;  // some lane is off resonance (the same on every thread of a team)
 };
 
-// The tissue directions a dual-number run differentiates along, in order.
-namespace tissue_direction {
-inline constexpr int m0 = 0, t1 = 1, t2 = 2, b1 = 3, df = 4, count = 5;
-}
-
 // A tissue value as the event loop's number type: plain for float; for a dual
 // number with one tangent per tissue direction, the independent variable of
 // its direction.

@@ -24,4 +24,9 @@ struct TissueViews {
   int voxels = 0;
 };
 
+// The tissue directions of derivatives, in this order everywhere.
+namespace tissue_direction {
+inline constexpr int m0 = 0, t1 = 1, t2 = 2, b1 = 3, df = 4, count = 5;
+}
+
 }  // namespace larmor::epg

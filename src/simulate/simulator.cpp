@@ -99,28 +99,68 @@ template <class ExecSpace>
 void Simulator::run_tissue_vjp_into(const tissue::Tissue& tissue, const float* cotangents,
                                     float* tissue_gradients, float* sequence_gradients,
                                     int checkpoint_interval) const {
+  run_reverse<ExecSpace>(tissue, nullptr, cotangents, tissue_gradients, sequence_gradients,
+                         nullptr, nullptr, checkpoint_interval);
+}
+
+template <class ExecSpace>
+void Simulator::run_tissue_hvp_into(const tissue::Tissue& tissue, const float* directions,
+                                    const float* cotangents, float* tissue_gradients,
+                                    float* sequence_gradients, float* tissue_hvp,
+                                    float* sequence_hvp, int checkpoint_interval) const {
+  if (directions == nullptr || tissue_hvp == nullptr || sequence_hvp == nullptr) {
+    throw std::invalid_argument("run_tissue_hvp_into: directions and both HVP outputs are needed");
+  }
+  run_reverse<ExecSpace>(tissue, directions, cotangents, tissue_gradients, sequence_gradients,
+                         tissue_hvp, sequence_hvp, checkpoint_interval);
+}
+
+template <class ExecSpace>
+void Simulator::run_reverse(const tissue::Tissue& tissue, const float* directions,
+                            const float* cotangents, float* tissue_gradients,
+                            float* sequence_gradients, float* tissue_hvp, float* sequence_hvp,
+                            int checkpoint_interval) const {
   using Mem = typename ExecSpace::memory_space;
-  constexpr int directions = epg::tissue_tangent_count;
-  tissue.validate("reverse-mode tissue");
+  using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
+  using HostMatrix = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>;
+  constexpr int tissue_columns = epg::tissue_tangent_count;
+  constexpr int sequence_columns = epg::sequence_gradient::count;
+  const bool second_order = directions != nullptr;
+  tissue.validate(second_order ? "forward-over-reverse tissue" : "reverse-mode tissue");
   const std::int64_t events = this->events();
-  std::fill(sequence_gradients, sequence_gradients + events * epg::sequence_gradient::count, 0.0f);
+  std::fill(sequence_gradients, sequence_gradients + events * sequence_columns, 0.0f);
+  if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
   if (tissue.voxels == 0 || events == 0) return;
   ExecSpace exec;
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
-  // Checkpoints and one stretch per voxel: about 2 sqrt(E) states of 6 K floats.
-  const double per_voxel =
-      (2.0 * std::sqrt(double(events)) + 2.0) * 6.0 * orders_ * 4.0 + samples() * 8.0;
+  // Checkpoints and one stretch per voxel: about 2 sqrt(E) states of 6 K
+  // numbers (two floats each at dual numbers).
+  const double per_voxel = (2.0 * std::sqrt(double(events)) + 2.0) * 6.0 * orders_ * 4.0 *
+                               (second_order ? 2.0 : 1.0) +
+                           samples() * 8.0;
   const std::int64_t chunk = std::max<std::int64_t>(
       1, std::min<std::int64_t>(chunk_for(tissue.voxels), std::int64_t((1u << 30) / per_voxel)));
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_cotangents(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), chunk, samples(), 2);
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> device_tissue_gradients(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::tissue_gradients"), chunk,
-      directions);
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> device_sequence_gradients(
-      "larmor::sequence_gradients", events, epg::sequence_gradient::count);
+  const auto per_voxel_matrix = [&](const char* label, bool used) {
+    return used ? Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), chunk,
+                         tissue_columns)
+                : Matrix();
+  };
+  const auto per_event_matrix = [&](const char* label, bool used) {
+    return used ? Matrix(std::string(label), events, sequence_columns) : Matrix();
+  };
+  epg::ReverseOutputs<Mem> out{per_voxel_matrix("larmor::tissue_gradients", true),
+                               per_event_matrix("larmor::sequence_gradients", true),
+                               per_voxel_matrix("larmor::tissue_hvp", second_order),
+                               per_event_matrix("larmor::sequence_hvp", second_order)};
+  Matrix device_directions = per_voxel_matrix("larmor::directions", second_order);
   const auto rows = [](std::int64_t count) {
     return std::pair<std::int64_t, std::int64_t>(0, count);
+  };
+  const auto download = [&](const Matrix& from, float* to, std::int64_t begin, std::int64_t count) {
+    HostMatrix host(to + begin * tissue_columns, count, tissue_columns);
+    Kokkos::deep_copy(host, Kokkos::subview(from, rows(count), Kokkos::ALL));
   };
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
@@ -129,17 +169,27 @@ void Simulator::run_tissue_vjp_into(const tissue::Tissue& tissue, const float* c
         cotangents + begin * std::int64_t(samples()) * 2, count, samples(), 2);
     Kokkos::deep_copy(Kokkos::subview(device_cotangents, rows(count), Kokkos::ALL, Kokkos::ALL),
                       host_w);
-    epg::simulate_tissue_vjp<ExecSpace>(exec, table, views, device_cotangents,
-                                        device_tissue_gradients, device_sequence_gradients,
-                                        checkpoint_interval);
+    if (second_order) {
+      Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_u(
+          directions + begin * tissue_columns, count, tissue_columns);
+      Kokkos::deep_copy(Kokkos::subview(device_directions, rows(count), Kokkos::ALL), host_u);
+      epg::simulate_tissue_hvp<ExecSpace>(exec, table, views, device_directions, device_cotangents,
+                                          out.tissue_gradients, out.sequence_gradients,
+                                          out.tissue_hvp, out.sequence_hvp, checkpoint_interval);
+    } else {
+      epg::simulate_tissue_vjp<ExecSpace>(exec, table, views, device_cotangents,
+                                          out.tissue_gradients, out.sequence_gradients,
+                                          checkpoint_interval);
+    }
     exec.fence();
-    Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_g(
-        tissue_gradients + begin * directions, count, directions);
-    Kokkos::deep_copy(host_g, Kokkos::subview(device_tissue_gradients, rows(count), Kokkos::ALL));
+    download(out.tissue_gradients, tissue_gradients, begin, count);
+    if (second_order) download(out.tissue_hvp, tissue_hvp, begin, count);
   }
-  Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_s(
-      sequence_gradients, events, epg::sequence_gradient::count);
-  Kokkos::deep_copy(host_s, device_sequence_gradients);
+  Kokkos::deep_copy(HostMatrix(sequence_gradients, events, sequence_columns),
+                    out.sequence_gradients);
+  if (second_order) {
+    Kokkos::deep_copy(HostMatrix(sequence_hvp, events, sequence_columns), out.sequence_hvp);
+  }
 }
 
 std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {
@@ -152,7 +202,10 @@ std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {
   template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const;                    \
   template void Simulator::run_tissue_jvp_into<EXEC>(const tissue::Tissue&, float*, float*) const; \
   template void Simulator::run_tissue_vjp_into<EXEC>(const tissue::Tissue&, const float*, float*,  \
-                                                     float*, int) const;
+                                                     float*, int) const;                          \
+  template void Simulator::run_tissue_hvp_into<EXEC>(const tissue::Tissue&, const float*,         \
+                                                     const float*, float*, float*, float*, float*, \
+                                                     int) const;
 #if defined(KOKKOS_ENABLE_SERIAL)
 LARMOR_SIMULATOR_BACKEND(Kokkos::Serial)
 #endif

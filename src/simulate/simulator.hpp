@@ -57,8 +57,25 @@ class Simulator {
                            float* tissue_gradients, float* sequence_gradients,
                            int checkpoint_interval = 0) const;
 
+  // Forward over reverse: the reverse-mode run at dual numbers seeded along
+  // directions[voxel][M0, T1, T2, B1, df] (tissue.voxels * 5). Writes what
+  // run_tissue_vjp_into writes and, along the directions, their derivatives:
+  // tissue_hvp[voxel][5] (the loss's tissue Hessian times the direction) and
+  // sequence_hvp[event][flip, phase, duration] (mixed second derivatives,
+  // summed over voxels).
+  template <class ExecSpace>
+  void run_tissue_hvp_into(const tissue::Tissue& tissue, const float* directions,
+                           const float* cotangents, float* tissue_gradients,
+                           float* sequence_gradients, float* tissue_hvp, float* sequence_hvp,
+                           int checkpoint_interval = 0) const;
+
  private:
   std::int64_t chunk_for(std::int64_t voxels) const;
+  // Reverse mode (directions == nullptr) or forward over reverse.
+  template <class ExecSpace>
+  void run_reverse(const tissue::Tissue& tissue, const float* directions, const float* cotangents,
+                   float* tissue_gradients, float* sequence_gradients, float* tissue_hvp,
+                   float* sequence_hvp, int checkpoint_interval) const;
 
   sequence::Description description_;
   sequence::PackedSequence packed_;

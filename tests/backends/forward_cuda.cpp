@@ -5,3 +5,4 @@
 #define TEST_CATEGORY cuda
 #include "epg/tstForward.hpp"
 #include "epg/tstDerivatives.hpp"
+#include "epg/tstHessian.hpp"

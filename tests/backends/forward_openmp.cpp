@@ -5,3 +5,4 @@
 #define TEST_CATEGORY openmp
 #include "epg/tstForward.hpp"
 #include "epg/tstDerivatives.hpp"
+#include "epg/tstHessian.hpp"

@@ -102,7 +102,7 @@ TEST(Adjoint, unshift_is_the_transpose_of_shift) {
   std::mt19937 rng(13);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int n : {1, 2, 5, 8}) {
-    adjoint_detail::PlainState<8> s{}, l{};
+    adjoint_detail::PlainState<8, float> s{}, l{};
     for (int c = 0; c < 6; ++c) {
       for (int k = 0; k < n; ++k) {
         s.component(c)[k] = u(rng);

@@ -245,4 +245,93 @@ TEST(TEST_CATEGORY, vjp_does_not_depend_on_the_checkpoint_interval) {
   }
 }
 
+// Forward mode against the derivatives of closed forms, written out by hand.
+inline std::vector<float> jvp_tangents(const sequence::Description& d, const tissue::Tissue& t) {
+  simulate::Simulator sim(d, simulate::Options{});
+  std::vector<float> signals(std::size_t(t.voxels) * sim.samples() * 2);
+  std::vector<float> tangents(std::size_t(t.voxels) * epg::tissue_tangent_count * sim.samples() *
+                              2);
+  sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, signals.data(), tangents.data());
+  return tangents;
+}
+
+inline Complex tangent_at(const std::vector<float>& tangents, int samples, int direction, int n) {
+  const std::size_t i = (std::size_t(direction) * samples + n) * 2;  // voxel 0
+  return {tangents[i], tangents[i + 1]};
+}
+
+// Ideally spoiled gradient echo at steady state: y = -i S exp(i 2 pi df TE)
+// with S = M0 sin a (1 - E1) E2 / (1 - E1 cos a), a = B1 a_nominal, so
+//   dS/dM0 = S / M0,  dS/dT2 = S TE / T2^2,  dy/ddf = 2 pi TE S (real),
+//   dS/dT1 = M0 sin a E2 (cos a - 1) / (1 - E1 cos a)^2 * E1 TR / T1^2,
+//   dS/dB1 = a_nominal M0 E2 (1 - E1) (cos a - E1) / (1 - E1 cos a)^2.
+// The transient of a derivative decays as n (E1 cos a)^n, below 1e-9 after
+// 1000 repetitions for the values here.
+TEST(TEST_CATEGORY, spoiled_gradient_echo_derivatives_match_the_ernst_derivatives) {
+  for (double flip_deg : {10.0, 35.0, 70.0}) {
+    sequence::SpgrParams p;
+    p.flip_deg = flip_deg;
+    p.repetitions = 1000;
+    p.spoiler = sequence::Spoiler::ideal;
+    const double m0 = 0.8, t1 = 0.5, t2 = 0.06, b1 = 0.9;
+    tissue::Tissue t;
+    t.voxels = 1;
+    t.m0.uniform = float(m0);
+    t.t1_s.uniform = float(t1);
+    t.t2_s.uniform = float(t2);
+    t.b1.uniform = float(b1);
+    const auto tangents = jvp_tangents(sequence::build_spgr(p), t);
+    const double a_nominal = flip_deg * kx::pi / 180, a = b1 * a_nominal;
+    const double e1 = std::exp(-p.tr_s / t1), e2 = std::exp(-p.te_s / t2);
+    const double denom = 1.0 - e1 * std::cos(a);
+    const double s = m0 * std::sin(a) * (1.0 - e1) * e2 / denom;
+    const double want[5] = {
+        s / m0,
+        m0 * std::sin(a) * e2 * (std::cos(a) - 1.0) / (denom * denom) * e1 * p.tr_s / (t1 * t1),
+        s * p.te_s / (t2 * t2),
+        a_nominal * m0 * e2 * (1.0 - e1) * (std::cos(a) - e1) / (denom * denom),
+        2.0 * kx::pi * p.te_s * s};
+    const int last = p.repetitions - 1;
+    for (int k = 0; k < 4; ++k) {
+      // y = -i S: dS = -Im dy.
+      const Complex got = tangent_at(tangents, p.repetitions, k, last);
+      EXPECT_NEAR(-got.imag(), want[k], 2e-5 * std::abs(want[k]) + 1e-6)
+          << "flip " << flip_deg << ", direction " << k;
+      EXPECT_NEAR(got.real(), 0.0, 1e-6) << "flip " << flip_deg << ", direction " << k;
+    }
+    const Complex got_df = tangent_at(tangents, p.repetitions, 4, last);
+    EXPECT_NEAR(got_df.real(), want[4], 2e-5 * want[4] + 1e-6) << "flip " << flip_deg;
+    EXPECT_NEAR(got_df.imag(), 0.0, 1e-6) << "flip " << flip_deg;
+  }
+}
+
+// Ideal CPMG: echo n = -i M0 exp(-n ESP / T2), so d/dM0 = echo / M0,
+// d/dT2 = echo n ESP / T2^2, and nothing depends on T1 or off-resonance.
+TEST(TEST_CATEGORY, cpmg_derivatives_match_the_ideal_echo_derivatives) {
+  sequence::MeseParams p;
+  p.echoes = 24;
+  p.echo_spacing_s = 0.01;
+  const double m0 = 1.3, t2 = 0.07;
+  tissue::Tissue t;
+  t.voxels = 1;
+  t.m0.uniform = float(m0);
+  t.t1_s.uniform = 0.8f;
+  t.t2_s.uniform = float(t2);
+  t.df_hz.uniform = 17.0f;
+  const auto tangents = jvp_tangents(sequence::build_mese(p), t);
+  for (int n = 1; n <= p.echoes; ++n) {
+    const double echo = m0 * std::exp(-n * p.echo_spacing_s / t2);
+    const double want_m0 = echo / m0, want_t2 = echo * n * p.echo_spacing_s / (t2 * t2);
+    const Complex d_m0 = tangent_at(tangents, p.echoes, epg::tissue_direction::m0, n - 1);
+    const Complex d_t1 = tangent_at(tangents, p.echoes, epg::tissue_direction::t1, n - 1);
+    const Complex d_t2 = tangent_at(tangents, p.echoes, epg::tissue_direction::t2, n - 1);
+    const Complex d_df = tangent_at(tangents, p.echoes, epg::tissue_direction::df, n - 1);
+    EXPECT_NEAR(std::abs(d_m0), want_m0, 2e-6) << "echo " << n;
+    EXPECT_NEAR(std::abs(d_t2), want_t2, 2e-5 * want_t2 + 2e-6) << "echo " << n;
+    EXPECT_NEAR(std::abs(d_t1), 0.0, 2e-6) << "echo " << n;
+    // 2 pi t M0 bounds the df derivative of any sample at time t.
+    EXPECT_NEAR(std::abs(d_df), 0.0, 2e-6 * 2 * kx::pi * n * p.echo_spacing_s) << "echo " << n;
+  }
+}
+
 }  // namespace larmor::test

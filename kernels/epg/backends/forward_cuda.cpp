@@ -20,5 +20,14 @@ template void simulate_tissue_vjp<Kokkos::Cuda>(
     const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
     const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
     const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&, int);
+template void simulate_tissue_hvp<Kokkos::Cuda>(
+    const Kokkos::Cuda&, const EventTable<Kokkos::Cuda::memory_space>&,
+    const TissueViews<Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Cuda::memory_space>&, int);
 }  // namespace larmor::epg
 #endif

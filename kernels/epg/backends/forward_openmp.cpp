@@ -20,5 +20,14 @@ template void simulate_tissue_vjp<Kokkos::OpenMP>(
     const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
     const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
     const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&, int);
+template void simulate_tissue_hvp<Kokkos::OpenMP>(
+    const Kokkos::OpenMP&, const EventTable<Kokkos::OpenMP::memory_space>&,
+    const TissueViews<Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::OpenMP::memory_space>&, int);
 }  // namespace larmor::epg
 #endif

@@ -20,5 +20,14 @@ template void simulate_tissue_vjp<Kokkos::Serial>(
     const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
     const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
     const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&, int);
+template void simulate_tissue_hvp<Kokkos::Serial>(
+    const Kokkos::Serial&, const EventTable<Kokkos::Serial::memory_space>&,
+    const TissueViews<Kokkos::Serial::memory_space>&,
+    const Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
+    const Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&,
+    const Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::Serial::memory_space>&, int);
 }  // namespace larmor::epg
 #endif
