@@ -30,4 +30,13 @@ struct BenchArgs {
 void add_bench(CLI::App& app, BenchArgs& args);
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
+struct DesignArgs {
+  std::string deck;
+  std::string output;   // overrides the deck's [output] path (the schedule CSV)
+  int iterations = -1;  // overrides [design] iterations
+  bool quiet = false;
+};
+void add_design(CLI::App& app, DesignArgs& args);
+int run_design(const DesignArgs& args, const parallel::Communicator& comm);
+
 }  // namespace larmor::drivers

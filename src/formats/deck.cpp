@@ -8,6 +8,7 @@
 
 #include <toml++/toml.h>
 
+#include "formats/deck_section.hpp"
 #include "sequence/builders/builders.hpp"
 
 namespace larmor::formats {
@@ -16,97 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A table together with where it came from, so that every complaint can name
-// the file, the line, the table and the key.
-class Section {
- public:
-  Section(const std::string& file, const std::string& name, const toml::table* table)
-      : file_(file), name_(name), table_(table) {}
-
-  bool has(const std::string& key) const { return table_ && table_->contains(key); }
-  const toml::node* node(const std::string& key) const {
-    used_.insert(key);
-    return table_ ? table_->get(key) : nullptr;
-  }
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    std::ostringstream msg;
-    msg << file_;
-    const toml::node* n = table_ ? table_->get(key) : nullptr;
-    if (n) msg << ":" << n->source().begin.line;
-    msg << ": [" << name_ << "] " << key << " " << what;
-    throw DeckError(msg.str());
-  }
-
-  double number(const std::string& key, double fallback) const {
-    const toml::node* n = node(key);
-    if (!n) return fallback;
-    if (auto v = n->value<double>(); v && (n->is_number())) {
-      if (!std::isfinite(*v)) fail(key, "must be finite");
-      return *v;
-    }
-    fail(key, "must be a number");
-  }
-  double positive(const std::string& key, double fallback) const {
-    const double v = number(key, fallback);
-    if (!(v > 0.0)) fail(key, "must be positive");
-    return v;
-  }
-  int integer(const std::string& key, int fallback, int min_value) const {
-    const toml::node* n = node(key);
-    if (!n) return fallback;
-    if (!n->is_integer()) fail(key, "must be an integer");
-    const auto v = n->value<std::int64_t>().value();
-    if (v < min_value || v > std::numeric_limits<int>::max()) {
-      fail(key, "must be an integer >= " + std::to_string(min_value));
-    }
-    return static_cast<int>(v);
-  }
-  bool boolean(const std::string& key, bool fallback) const {
-    const toml::node* n = node(key);
-    if (!n) return fallback;
-    if (!n->is_boolean()) fail(key, "must be true or false");
-    return n->value<bool>().value();
-  }
-  std::string string(const std::string& key, const std::string& fallback) const {
-    const toml::node* n = node(key);
-    if (!n) return fallback;
-    if (!n->is_string()) fail(key, "must be a string");
-    return n->value<std::string>().value();
-  }
-  std::vector<double> numbers(const std::string& key) const {
-    const toml::node* n = node(key);
-    std::vector<double> out;
-    if (!n) return out;
-    const toml::array* a = n->as_array();
-    if (!a) fail(key, "must be an array of numbers");
-    for (const toml::node& e : *a) {
-      auto v = e.value<double>();
-      if (!e.is_number() || !v || !std::isfinite(*v)) fail(key, "must hold finite numbers only");
-      out.push_back(*v);
-    }
-    return out;
-  }
-
-  // Every key the deck gave must have been read by someone.
-  void reject_unknown_keys() const {
-    if (!table_) return;
-    for (const auto& [key, value] : *table_) {
-      const std::string k(key.str());
-      if (!used_.count(k)) fail(k, "is not a known key of this section");
-    }
-  }
-
- private:
-  std::string file_, name_;
-  const toml::table* table_;
-  mutable std::set<std::string> used_;
-};
+using detail::Section;
 
 double ms(double v) { return v * 1e-3; }
 
 sequence::Description build_sequence(const std::string& builder, const Section& s,
-                                     const fs::path& deck_dir) {
+                                     const fs::path& deck_dir,
+                                     std::optional<sequence::MrfParams>& mrf) {
   using namespace sequence;
   if (builder == "mese") {
     MeseParams p;
@@ -162,6 +79,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.inversion_delay_s = ms(s.number("inversion_delay_ms", p.inversion_delay_s * 1e3));
     const int limit = s.integer("repetitions", static_cast<int>(p.schedule.size()), 1);
     if (limit < static_cast<int>(p.schedule.size())) p.schedule.resize(std::size_t(limit));
+    mrf = p;
     return build_mrf(p);
   }
   std::string known;
@@ -253,7 +171,7 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 
 std::vector<std::string> builder_names() { return {"mese", "spgr", "bssfp", "mrf"}; }
 
-Deck read_deck(const std::string& path) {
+Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections) {
   if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
   toml::table root;
   try {
@@ -262,12 +180,15 @@ Deck read_deck(const std::string& path) {
     throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
                     std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
   }
+  std::string extras;
+  for (const auto& e : extra_sections) extras += ", " + e;
   for (const auto& [key, value] : root) {
     const std::string k(key.str());
-    if (k != "sequence" && k != "tissue" && k != "simulation" && k != "output") {
+    if (k != "sequence" && k != "tissue" && k != "simulation" && k != "output" &&
+        !extra_sections.count(k)) {
       throw DeckError(path + ":" + std::to_string(value.source().begin.line) +
                       ": unknown section '" + k +
-                      "' (known: sequence, tissue, simulation, output)");
+                      "' (known: sequence, tissue, simulation, output" + extras + ")");
     }
   }
   const fs::path deck_dir = fs::absolute(fs::path(path)).parent_path();
@@ -283,7 +204,7 @@ Deck read_deck(const std::string& path) {
                     ": [sequence] needs a 'builder' key");
   }
   try {
-    deck.sequence = build_sequence(deck.builder, seq, deck_dir);
+    deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf);
   } catch (const DeckError&) {
     throw;
   } catch (const std::exception& e) {

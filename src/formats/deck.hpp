@@ -4,10 +4,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sequence/builders/builders.hpp"
 #include "sequence/description.hpp"
 #include "simulate/simulator.hpp"
 #include "tissue/tissue.hpp"
@@ -32,13 +35,18 @@ struct Deck {
   std::string path;
   std::string builder;
   sequence::Description sequence;
+  // The fingerprinting builder's parameters, for tools that rebuild the train
+  // with other values (larmor design); empty for other builders.
+  std::optional<sequence::MrfParams> mrf;
   TissueSpec tissue;
   simulate::Options simulation;
   std::string output_path;  // relative paths are relative to the working directory
 };
 
-// Parses and validates a deck; throws DeckError.
-Deck read_deck(const std::string& path);
+// Parses and validates a deck; throws DeckError. Tables other than
+// sequence, tissue, simulation and output are errors unless listed in
+// `extra_sections` (read by the caller, e.g. [design]).
+Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections = {});
 
 struct DeckError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,6 +1,7 @@
 #include "parallel/communicator.hpp"
 
 #include <climits>
+#include <limits>
 #include <stdexcept>
 
 namespace larmor::parallel {
@@ -72,6 +73,15 @@ std::int64_t Communicator::all_reduce_min(std::int64_t value) const {
 }
 double Communicator::all_reduce_sum(double value) const {
   return all_reduce(comm_, value, MPI_DOUBLE, MPI_SUM, "MPI_Allreduce(sum)");
+}
+void Communicator::all_reduce_sum(std::vector<double>& values) const {
+  if (values.empty()) return;
+  if (values.size() > std::size_t(std::numeric_limits<int>::max())) {
+    throw std::length_error("all_reduce_sum: more than 2^31 - 1 values in one call");
+  }
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                          MPI_SUM, comm_),
+            "MPI_Allreduce(sum, vector)");
 }
 double Communicator::all_reduce_max(double value) const {
   return all_reduce(comm_, value, MPI_DOUBLE, MPI_MAX, "MPI_Allreduce(max)");

@@ -83,6 +83,8 @@ class Communicator {
   double all_reduce_sum(double value) const;
   double all_reduce_max(double value) const;
   double all_reduce_min(double value) const;
+  // Element-wise sum over the ranks, in place (every rank passes the same size).
+  void all_reduce_sum(std::vector<double>& values) const;
   // Other integer types (int, std::size_t, ...) reduce as int64 instead of
   // being ambiguous between the int64 and double overloads.
   template <typename Integer, typename = IfOtherInteger<Integer>>

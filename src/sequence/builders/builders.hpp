@@ -75,4 +75,7 @@ Description build_mrf(const MrfParams& p);
 // file and line.
 std::vector<MrfRow> read_mrf_schedule_csv(const std::string& path);
 
+// The same layout as text (full precision), for read_mrf_schedule_csv.
+std::string format_mrf_schedule_csv(const std::vector<MrfRow>& rows);
+
 }  // namespace larmor::sequence

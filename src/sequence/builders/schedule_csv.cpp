@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -53,6 +54,19 @@ std::vector<MrfRow> read_mrf_schedule_csv(const std::string& path) {
   }
   if (rows.empty()) throw std::runtime_error(path + ": the schedule has no rows");
   return rows;
+}
+
+std::string format_mrf_schedule_csv(const std::vector<MrfRow>& rows) {
+  std::string out =
+      "flip_angle_(fraction_of_nominal),rf_phase_(deg),extension_of_base_TR_(ms),"
+      "extension_of_base_TE_(ms)\n";
+  char line[160];
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%.9g,%.9g,%.9g,%.9g\n", r.flip_fraction, r.rf_phase_deg,
+                  r.tr_extension_s * 1e3, r.te_extension_s * 1e3);
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace larmor::sequence
