@@ -187,8 +187,8 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
     if (k != "sequence" && k != "tissue" && k != "simulation" && k != "output" &&
         !extra_sections.count(k)) {
       throw DeckError(path + ":" + std::to_string(value.source().begin.line) +
-                      ": unknown section '" + k +
-                      "' (known: sequence, tissue, simulation, output" + extras + ")");
+                      ": unknown section '" + k + "' (known: sequence, tissue, simulation, output" +
+                      extras + ")");
     }
   }
   const fs::path deck_dir = fs::absolute(fs::path(path)).parent_path();
