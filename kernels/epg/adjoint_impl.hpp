@@ -175,54 +175,90 @@ struct Gradients {
   Real tissue[tissue_direction::count] = {};
 };
 
-// sum over the live orders of <adjoint, tangent i of the stepped state>.
-template <int K, class Real, class D, int N>
-KOKKOS_INLINE_FUNCTION void accumulate_pairings(const PlainState<K, Real>& lam, int k,
-                                                const D (&stepped)[6], Real (&g)[N]) {
-  for (int i = 0; i < N; ++i) {
-    g[i] += lam.fp_re[k] * stepped[0].tangent[i] + lam.fp_im[k] * stepped[1].tangent[i] +
-            lam.fm_re[k] * stepped[2].tangent[i] + lam.fm_im[k] * stepped[3].tangent[i] +
-            lam.z_re[k] * stepped[4].tangent[i] + lam.z_im[k] * stepped[5].tangent[i];
+// The reverse of one interval, fused over the live orders: the parameter
+// derivatives of the evolution paired with the adjoint after it, then the
+// adjoint taken back through it. `s` is the state before the interval. With
+// rot = E2 exp(i 2 pi df t) (F+' = rot F+, F-' = conj(rot) F-) and
+// Z' = E1 Z (+ 1 - E1 for order 0), the pairings reduce to three sums:
+//   A = sum Re(conj(l+) F+' + conj(l-) F-'),  B = sum Im(conj(l-) F-' - conj(l+) F+'),
+//   Z = sum Re(conj(lz) Z) (before the interval),
+// and dL/dR2 = -t A, dL/ddf = 2 pi t B, dL/dR1 = t E1 (lz_0 - Z),
+//     dL/dt = -R2 A + 2 pi df B + R1 E1 (lz_0 - Z).
+// Returns {dL/dR1, dL/dR2, dL/ddf, dL/dt}.
+template <int K, class Real>
+KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
+                                              PlainState<K, Real>& lam, const Evolution<Real>& ev,
+                                              const EventRecord& rec, const VoxelTissue<Real>& x,
+                                              int live, Real (&g)[4]) {
+  Real a(0.0f), b(0.0f), z(0.0f);
+  const Real lz0 = live > 0 ? lam.z_re[0] : Real(0.0f);  // before the transpose scales it
+  for (int k = 0; k < live; ++k) {
+    Real p_re = s.fp_re[k], p_im = s.fp_im[k], m_re = s.fm_re[k], m_im = s.fm_im[k];
+    evolve_transverse(ev, p_re, p_im, m_re, m_im);
+    a += lam.fp_re[k] * p_re + lam.fp_im[k] * p_im + lam.fm_re[k] * m_re + lam.fm_im[k] * m_im;
+    b += lam.fm_re[k] * m_im - lam.fm_im[k] * m_re - lam.fp_re[k] * p_im + lam.fp_im[k] * p_re;
+    z += lam.z_re[k] * s.z_re[k] + lam.z_im[k] * s.z_im[k];
+    // Transpose: the conjugate factor on F+ and F-, E1 on Z.
+    Evolution<Real> conj_ev = ev;
+    conj_ev.rot_im = -ev.rot_im;
+    evolve_transverse(conj_ev, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k]);
+    lam.z_re[k] *= ev.e1;
+    lam.z_im[k] *= ev.e1;
   }
+  const Real t(rec.duration);
+  const Real two_pi(6.283185307179586f);
+  const Real recovery_term = ev.e1 * (lz0 - z);
+  g[0] = t * recovery_term;
+  g[1] = -(t * a);
+  g[2] = two_pi * t * b;
+  g[3] = -(x.r2 * a) + two_pi * x.df * b + x.r1 * recovery_term;
 }
 
-// <adjoint, d(evolution)/d(r1, r2, df, t) applied to s> over the live orders.
-template <int K, class Real>
-KOKKOS_INLINE_FUNCTION void evolution_gradients(const PlainState<K, Real>& s,
-                                                const PlainState<K, Real>& lam,
-                                                const EventRecord& rec, const VoxelTissue<Real>& x,
-                                                int live, Real (&g)[4]) {
-  using D = Dual<Real, 4>;
-  const D r1 = scalar_value(x.r1) > 0.0f ? D::variable(x.r1, 0) : D(0.0f);
-  const D r2 = scalar_value(x.r2) > 0.0f ? D::variable(x.r2, 1) : D(0.0f);
-  const auto ev = make_evolution(D::variable(Real(rec.duration), 3), r1, r2, D::variable(x.df, 2));
-  for (int k = 0; k < live; ++k) {
-    D m[6] = {D(s.fp_re[k]), D(s.fp_im[k]), D(s.fm_re[k]),
-              D(s.fm_im[k]), D(s.z_re[k]),  D(s.z_im[k])};
-    evolve_transverse(ev, m[0], m[1], m[2], m[3]);
-    evolve_longitudinal(ev, k == 0, m[4], m[5]);
-    accumulate_pairings(lam, k, m, g);
-  }
+// sum over orders of Im(conj(l-) F- - conj(l+) F+): the pairing of the
+// adjoint with the z-rotation generator G (F+ -> i F+, F- -> -i F-).
+template <class Real>
+KOKKOS_INLINE_FUNCTION Real phase_pairing(const Real& lp_re, const Real& lp_im, const Real& lm_re,
+                                          const Real& lm_im, const Real& p_re, const Real& p_im,
+                                          const Real& m_re, const Real& m_im) {
+  return lm_re * m_im - lm_im * m_re - lp_re * p_im + lp_im * p_re;
 }
 
-// <adjoint, d(rotation)/d(flip x B1, phase) applied to s> over the live orders.
+// The reverse of one pulse, fused over the live orders. A pulse is
+// T = exp(a N) about the axis at phase p, so dT/da = N T and, with T =
+// R(p) T0 R(-p), dT/dp = G T - T G. With s' = T s and l = T^H l':
+//   dL/da = <l', N s'>,  dL/dp = <l', G s'> - <l, G s>,
+// N: F+ -> -i e^{ip} Z, F- -> i e^{-ip} Z, Z -> (i/2)(e^{ip} F- - e^{-ip} F+).
+// `s` is the state before the pulse; `lam` goes from l' to l.
+// Returns {dL/da, dL/dp}.
 template <int K, class Real>
-KOKKOS_INLINE_FUNCTION void rotation_gradients(const PlainState<K, Real>& s,
-                                               const PlainState<K, Real>& lam,
-                                               const EventRecord& rec, const VoxelTissue<Real>& x,
-                                               int live, Real (&g)[2]) {
-  using D = Dual<Real, 2>;
-  D cos_p(rec.cos_phase), sin_p(rec.sin_phase);
-  cos_p.tangent[1] = Real(-rec.sin_phase);
-  sin_p.tangent[1] = Real(rec.cos_phase);
-  const auto r =
-      make_rotation(make_flip(D::variable(Real(rec.flip) * x.b1, 0)), make_phase(cos_p, sin_p));
+KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, PlainState<K, Real>& lam,
+                                             const RotationCoefficients<Real>& rot,
+                                             const EventRecord& rec, int live, Real (&g)[2]) {
+  const auto adj = adjoint_rotation(rot);
+  const Real c(rec.cos_phase), sn(rec.sin_phase);
+  Real da(0.0f), dp(0.0f);
   for (int k = 0; k < live; ++k) {
-    D m[6] = {D(s.fp_re[k]), D(s.fp_im[k]), D(s.fm_re[k]),
-              D(s.fm_im[k]), D(s.z_re[k]),  D(s.z_im[k])};
-    rotate(r, m[0], m[1], m[2], m[3], m[4], m[5]);
-    accumulate_pairings(lam, k, m, g);
+    Real p_re = s.fp_re[k], p_im = s.fp_im[k], m_re = s.fm_re[k], m_im = s.fm_im[k];
+    Real z_re = s.z_re[k], z_im = s.z_im[k];
+    rotate(rot, p_re, p_im, m_re, m_im, z_re, z_im);  // s'
+    const Real lp_re = lam.fp_re[k], lp_im = lam.fp_im[k], lm_re = lam.fm_re[k],
+               lm_im = lam.fm_im[k], lz_re = lam.z_re[k], lz_im = lam.z_im[k];
+    // N s': -i e^{ip} Z' on F+, i e^{-ip} Z' on F-, (i/2)(e^{ip} F-' - e^{-ip} F+') on Z.
+    const Real ez_re = c * z_re - sn * z_im, ez_im = c * z_im + sn * z_re;  // e^{ip} Z'
+    const Real cz_re = c * z_re + sn * z_im, cz_im = c * z_im - sn * z_re;  // e^{-ip} Z'
+    const Real em_re = c * m_re - sn * m_im, em_im = c * m_im + sn * m_re;  // e^{ip} F-'
+    const Real cp_re = c * p_re + sn * p_im, cp_im = c * p_im - sn * p_re;  // e^{-ip} F+'
+    const Real half(0.5f);
+    da += lp_re * ez_im - lp_im * ez_re    // Re conj(l+) (-i w) = Re(l+) Im(w) - Im(l+) Re(w)
+          - lm_re * cz_im + lm_im * cz_re  // Re conj(l-) (i w)
+          - half * (lz_re * (em_im - cp_im) - lz_im * (em_re - cp_re));
+    dp += phase_pairing(lp_re, lp_im, lm_re, lm_im, p_re, p_im, m_re, m_im);
+    rotate(adj, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k], lam.z_re[k], lam.z_im[k]);
+    dp -= phase_pairing(lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k], s.fp_re[k],
+                        s.fp_im[k], s.fm_re[k], s.fm_im[k]);
   }
+  g[0] = da;
+  g[1] = dp;
 }
 
 }  // namespace adjoint_detail
@@ -332,35 +368,21 @@ struct AdjointKernel {
 
     if (rec.duration > 0.0f) {
       Real ge[4] = {};
-      evolution_gradients(s, lam, rec, x, live, ge);
+      reverse_evolution(s, lam, evolution_of(rec, x), rec, x, live, ge);
       g.tissue[tissue_direction::t1] += ge[0] * -(x.r1 * x.r1);
       g.tissue[tissue_direction::t2] += ge[1] * -(x.r2 * x.r2);
       g.tissue[tissue_direction::df] += ge[2];
       seq_duration = ge[3];
-      // Transpose of the evolution: the conjugate factor on F+ and F-.
-      const auto ev = evolution_of(rec, x);
-      auto conj_ev = ev;
-      conj_ev.rot_im = -ev.rot_im;
-      for (int k = 0; k < live; ++k) {
-        evolve_transverse(conj_ev, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k]);
-        lam.z_re[k] *= ev.e1;
-        lam.z_im[k] *= ev.e1;
-      }
     }
     if (act & abi::action::spoil_after) lam.clear_transverse(n);
     if (act & abi::action::shift_after) lam.unshift(n);
     if (act & abi::action::crush_after) lam.unshift(n);
     if (kind == abi::EventKind::pulse) {
       Real gr[2] = {};
-      rotation_gradients(s1, lam, rec, x, live, gr);
+      reverse_rotation(s1, lam, rot, rec, live, gr);
       g.tissue[tissue_direction::b1] += gr[0] * rec.flip;
       seq_flip = gr[0] * x.b1;
       seq_phase = gr[1];
-      const auto adj = adjoint_rotation(rot);
-      for (int k = 0; k < live; ++k) {
-        rotate(adj, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k], lam.z_re[k],
-               lam.z_im[k]);
-      }
     } else if (kind == abi::EventKind::adc) {
       // The sample y = M0 q with q = F+_0 e^{-i phase}, and the loss Re conj(w) y:
       // dL/dM0 = Re conj(w) q, dL/dphase = Re conj(w) (-i y), and the adjoint

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
@@ -17,6 +18,27 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
       packed_(sequence::pack(description)),
       orders_(sequence::resolve_order_count(description, options.orders)),
       options_(options) {}
+
+namespace {
+
+// Bytes the reverse sweep's checkpoints may take. One thread walks one voxel,
+// so a GPU needs a few hundred thousand voxels in flight: half its free
+// memory. The host keeps to 1 GiB.
+template <class ExecSpace>
+double reverse_memory_budget() {
+  constexpr double host_budget = double(1u << 30);
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+      return std::max(host_budget, 0.5 * double(free_bytes));
+    }
+  }
+#endif
+  return host_budget;
+}
+
+}  // namespace
 
 std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
@@ -138,8 +160,12 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   const double per_voxel = (2.0 * std::sqrt(double(events)) + 2.0) * 6.0 * orders_ * 4.0 *
                                (second_order ? 2.0 : 1.0) +
                            samples() * 8.0;
-  const std::int64_t chunk = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(chunk_for(tissue.voxels), std::int64_t((1u << 30) / per_voxel)));
+  // As many voxels per launch as the budget allows (one thread each: the
+  // forward run's split into 16 launches for progress would starve a GPU).
+  std::int64_t chunk = std::int64_t(reverse_memory_budget<ExecSpace>() / per_voxel);
+  if (options_.chunk_voxels > 0) chunk = std::min(chunk, options_.chunk_voxels);
+  chunk = std::min<std::int64_t>({chunk, tissue.voxels, std::numeric_limits<std::int32_t>::max()});
+  chunk = std::max<std::int64_t>(1, chunk);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_cotangents(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), chunk, samples(), 2);
   const auto per_voxel_matrix = [&](const char* label, bool used) {
