@@ -16,6 +16,7 @@
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
 #include "simulate/device_tissue.hpp"
+#include "simulate/memory_budget.hpp"
 #include "simulate/simulator.hpp"
 #include "workloads.hpp"
 
@@ -31,8 +32,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-m,--mode", args.mode,
                   "forward; jvp (signals and their derivatives along M0, T1, T2, B1, df); vjp "
-                  "(adjoint: tissue and per-event sequence gradients of a loss)")
-      ->check(CLI::IsMember({"forward", "jvp", "vjp"}));
+                  "(adjoint: tissue and per-event sequence gradients of a loss); hvp (the adjoint "
+                  "at dual numbers: Hessian-vector products)")
+      ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp"}));
   cmd->add_option("-j,--json", args.json, "Where the JSON results go");
   cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
 }
@@ -90,15 +92,19 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
 
   // Signals (and tangents) of a chunk stay within 2 GiB; the kernel is timed
   // over all chunks.
-  const bool jvp = args.mode == "jvp", vjp = args.mode == "vjp";
+  const bool jvp = args.mode == "jvp", hvp = args.mode == "hvp";
+  const bool vjp = args.mode == "vjp" || hvp;  // hvp: the reverse sweep at dual numbers
   const int interval = epg::default_checkpoint_interval(int(sim.events()));
   const std::int64_t adjoint_state_bytes =
       std::int64_t((sim.events() + interval - 1) / interval + interval) * 6 * sim.orders() * 4;
   const std::int64_t per_voxel =
       std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) +
-      (vjp ? adjoint_state_bytes : 0);
-  const std::int64_t chunk = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(voxels, (std::int64_t(2) << 30) / per_voxel));
+      (vjp ? adjoint_state_bytes * (hvp ? 2 : 1) : 0);
+  // The reverse sweep runs one thread per voxel: as many as its budget holds.
+  const double budget =
+      vjp ? simulate::reverse_memory_budget<Exec>() : double(std::int64_t(2) << 30);
+  const std::int64_t chunk =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, std::int64_t(budget / per_voxel)));
   const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {
@@ -116,6 +122,14 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
       "larmor::bench_tissue_gradients", vjp ? chunk : 0, epg::tissue_tangent_count);
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> sequence_gradients(
       "larmor::bench_sequence_gradients", vjp ? sim.events() : 0, epg::sequence_gradient::count);
+  // Forward over reverse along T1 (any direction costs the same).
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> directions(
+      "larmor::bench_directions", hvp ? chunk : 0, epg::tissue_tangent_count);
+  Kokkos::deep_copy(Kokkos::subview(directions, Kokkos::ALL, epg::tissue_direction::t1), 1.0f);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> tissue_hvp(
+      "larmor::bench_tissue_hvp", hvp ? chunk : 0, epg::tissue_tangent_count);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> sequence_hvp(
+      "larmor::bench_sequence_hvp", hvp ? sim.events() : 0, epg::sequence_gradient::count);
   Exec exec;
   auto run_all = [&] {
     exec.fence();
@@ -123,6 +137,9 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
     for (const auto& c : chunks) {
       if (jvp) {
         epg::simulate_tissue_jvp(exec, table, c, signals, tangents);
+      } else if (hvp) {
+        epg::simulate_tissue_hvp(exec, table, c, directions, cotangents, tissue_gradients,
+                                 sequence_gradients, tissue_hvp, sequence_hvp, interval);
       } else if (vjp) {
         epg::simulate_tissue_vjp(exec, table, c, cotangents, tissue_gradients, sequence_gradients,
                                  interval);
@@ -152,7 +169,7 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
-  if (jvp || vjp) res.layout = args.mode;
+  if (args.mode != "forward") res.layout = args.mode;
   res.mode = args.mode;
   return res;
 }

@@ -23,7 +23,7 @@ struct BenchArgs {
   double scale = 1.0;    // fraction of the workload's voxel count
   long long voxels = 0;  // overrides scale when > 0
   int repeats = 5;
-  std::string mode = "forward";  // or "jvp": forward mode along the five tissue directions
+  std::string mode = "forward";  // or jvp, vjp, hvp (see add_bench)
   std::string json = "larmor-bench.json";
   std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
 };

@@ -10,6 +10,7 @@
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
 #include "simulate/device_tissue.hpp"
+#include "simulate/memory_budget.hpp"
 
 namespace larmor::simulate {
 
@@ -18,27 +19,6 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
       packed_(sequence::pack(description)),
       orders_(sequence::resolve_order_count(description, options.orders)),
       options_(options) {}
-
-namespace {
-
-// Bytes the reverse sweep's checkpoints may take. One thread walks one voxel,
-// so a GPU needs a few hundred thousand voxels in flight: half its free
-// memory. The host keeps to 1 GiB.
-template <class ExecSpace>
-double reverse_memory_budget() {
-  constexpr double host_budget = double(1u << 30);
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<ExecSpace, Kokkos::Cuda>) {
-    std::size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      return std::max(host_budget, 0.5 * double(free_bytes));
-    }
-  }
-#endif
-  return host_budget;
-}
-
-}  // namespace
 
 std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
@@ -121,8 +101,8 @@ template <class ExecSpace>
 void Simulator::run_tissue_vjp_into(const tissue::Tissue& tissue, const float* cotangents,
                                     float* tissue_gradients, float* sequence_gradients,
                                     int checkpoint_interval) const {
-  run_reverse<ExecSpace>(tissue, nullptr, cotangents, tissue_gradients, sequence_gradients,
-                         nullptr, nullptr, checkpoint_interval);
+  run_reverse<ExecSpace>(tissue, nullptr, cotangents, tissue_gradients, sequence_gradients, nullptr,
+                         nullptr, checkpoint_interval);
 }
 
 template <class ExecSpace>
@@ -157,9 +137,9 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
   // Checkpoints and one stretch per voxel: about 2 sqrt(E) states of 6 K
   // numbers (two floats each at dual numbers).
-  const double per_voxel = (2.0 * std::sqrt(double(events)) + 2.0) * 6.0 * orders_ * 4.0 *
-                               (second_order ? 2.0 : 1.0) +
-                           samples() * 8.0;
+  const double per_voxel =
+      (2.0 * std::sqrt(double(events)) + 2.0) * 6.0 * orders_ * 4.0 * (second_order ? 2.0 : 1.0) +
+      samples() * 8.0;
   // As many voxels per launch as the budget allows (one thread each: the
   // forward run's split into 16 launches for progress would starve a GPU).
   std::int64_t chunk = std::int64_t(reverse_memory_budget<ExecSpace>() / per_voxel);
@@ -228,10 +208,10 @@ std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {
   template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const;                    \
   template void Simulator::run_tissue_jvp_into<EXEC>(const tissue::Tissue&, float*, float*) const; \
   template void Simulator::run_tissue_vjp_into<EXEC>(const tissue::Tissue&, const float*, float*,  \
-                                                     float*, int) const;                          \
-  template void Simulator::run_tissue_hvp_into<EXEC>(const tissue::Tissue&, const float*,         \
-                                                     const float*, float*, float*, float*, float*, \
-                                                     int) const;
+                                                     float*, int) const;                           \
+  template void Simulator::run_tissue_hvp_into<EXEC>(                                              \
+      const tissue::Tissue&, const float*, const float*, float*, float*, float*, float*, int)      \
+      const;
 #if defined(KOKKOS_ENABLE_SERIAL)
 LARMOR_SIMULATOR_BACKEND(Kokkos::Serial)
 #endif
