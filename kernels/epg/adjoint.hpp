@@ -24,6 +24,17 @@ struct ReverseOutputs {
   Matrix tissue_gradients, sequence_gradients, tissue_hvp, sequence_hvp;
 };
 
+// Per-voxel or per-event matrices, directions and cotangents(voxel, sample,
+// {re, im}) on a backend's memory.
+template <class ExecSpace>
+using MatrixOf = Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+template <class ExecSpace>
+using ConstMatrixOf =
+    Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+template <class ExecSpace>
+using CotangentsOf =
+    Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+
 // The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
 inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
@@ -36,16 +47,12 @@ inline int default_checkpoint_interval(int events) {
 // derivative of L summed over the voxels (zero it first). Keeps a checkpoint
 // every `checkpoint_interval` events (0: sqrt of the event count).
 template <class ExecSpace>
-void simulate_tissue_vjp(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        cotangents,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tissue_gradients,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        sequence_gradients,
-    int checkpoint_interval);
+void simulate_tissue_vjp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const CotangentsOf<ExecSpace>& cotangents,
+                         const MatrixOf<ExecSpace>& tissue_gradients,
+                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval);
 
 // Forward over reverse: the adjoint run at dual numbers whose tangent is the
 // tissue direction u = directions(voxel, {M0, T1, T2, B1, df}). Writes what
@@ -54,20 +61,14 @@ void simulate_tissue_vjp(
 // tissue times u) and ADDS to sequence_hvp(event, {flip, phase, duration}) the
 // mixed second derivatives d2L / d(sequence value) du, summed over voxels.
 template <class ExecSpace>
-void simulate_tissue_hvp(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        directions,
-    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        cotangents,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tissue_gradients,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        sequence_gradients,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tissue_hvp,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        sequence_hvp,
-    int checkpoint_interval);
+void simulate_tissue_hvp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const ConstMatrixOf<ExecSpace>& directions,
+                         const CotangentsOf<ExecSpace>& cotangents,
+                         const MatrixOf<ExecSpace>& tissue_gradients,
+                         const MatrixOf<ExecSpace>& sequence_gradients,
+                         const MatrixOf<ExecSpace>& tissue_hvp,
+                         const MatrixOf<ExecSpace>& sequence_hvp, int checkpoint_interval);
 
 }  // namespace larmor::epg

@@ -410,10 +410,8 @@ template <class ExecSpace, int K, class Real>
 void launch_reverse(const ExecSpace& exec,
                     const EventTable<typename ExecSpace::memory_space>& events,
                     const TissueViews<typename ExecSpace::memory_space>& tissue,
-                    const Kokkos::View<const float**, Kokkos::LayoutRight,
-                                       typename ExecSpace::memory_space>& directions,
-                    const Kokkos::View<const float***, Kokkos::LayoutRight,
-                                       typename ExecSpace::memory_space>& cotangents,
+                    const ConstMatrixOf<ExecSpace>& directions,
+                    const CotangentsOf<ExecSpace>& cotangents,
                     const ReverseOutputs<typename ExecSpace::memory_space>& out, int interval) {
   using Kernel = AdjointKernel<ExecSpace, K, Real>;
   const int stretches = (events.count + interval - 1) / interval;
@@ -437,14 +435,13 @@ void launch_reverse(const ExecSpace& exec,
 
 // Checks the shapes, picks the interval and the order bucket, and launches.
 template <class ExecSpace, class Real>
-void simulate_reverse(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        directions,
-    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        cotangents,
-    const ReverseOutputs<typename ExecSpace::memory_space>& out, int checkpoint_interval) {
+void simulate_reverse(const ExecSpace& exec,
+                      const EventTable<typename ExecSpace::memory_space>& events,
+                      const TissueViews<typename ExecSpace::memory_space>& tissue,
+                      const ConstMatrixOf<ExecSpace>& directions,
+                      const CotangentsOf<ExecSpace>& cotangents,
+                      const ReverseOutputs<typename ExecSpace::memory_space>& out,
+                      int checkpoint_interval) {
   const std::string name = adjoint_kernel_name;
   if (tissue.voxels <= 0 || events.count == 0) return;
   check_order_limit(events.orders, adjoint_kernel_name);
@@ -489,16 +486,12 @@ void simulate_reverse(
 }  // namespace adjoint_detail
 
 template <class ExecSpace>
-void simulate_tissue_vjp(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        cotangents,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tissue_gradients,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        sequence_gradients,
-    int checkpoint_interval) {
+void simulate_tissue_vjp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const CotangentsOf<ExecSpace>& cotangents,
+                         const MatrixOf<ExecSpace>& tissue_gradients,
+                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval) {
   ReverseOutputs<typename ExecSpace::memory_space> out;
   out.tissue_gradients = tissue_gradients;
   out.sequence_gradients = sequence_gradients;
@@ -507,21 +500,15 @@ void simulate_tissue_vjp(
 }
 
 template <class ExecSpace>
-void simulate_tissue_hvp(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<const float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        directions,
-    const Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        cotangents,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tissue_gradients,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        sequence_gradients,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tissue_hvp,
-    const Kokkos::View<float**, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        sequence_hvp,
-    int checkpoint_interval) {
+void simulate_tissue_hvp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const ConstMatrixOf<ExecSpace>& directions,
+                         const CotangentsOf<ExecSpace>& cotangents,
+                         const MatrixOf<ExecSpace>& tissue_gradients,
+                         const MatrixOf<ExecSpace>& sequence_gradients,
+                         const MatrixOf<ExecSpace>& tissue_hvp,
+                         const MatrixOf<ExecSpace>& sequence_hvp, int checkpoint_interval) {
   ReverseOutputs<typename ExecSpace::memory_space> out{tissue_gradients, sequence_gradients,
                                                        tissue_hvp, sequence_hvp};
   adjoint_detail::simulate_reverse<ExecSpace, Dual<float, 1>>(exec, events, tissue, directions,

@@ -33,13 +33,20 @@ inline constexpr int device_layouts[][2] = {{8, 1}, {8, 2}, {4, 1}, {4, 2}, {2, 
 template <class ExecSpace>
 LaunchShape choose_launch_shape(int orders, int voxels);
 
+// signals(voxel, sample, {re, im}) and tangents(voxel, direction, sample,
+// {re, im}) on a backend's memory.
+template <class ExecSpace>
+using SignalsOf = Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+template <class ExecSpace>
+using TangentsOf = Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+
 // Simulates every voxel of `tissue` through `events`, writing the complex
 // signal of every recorded sample: signals(voxel, sample, {re, im}).
 template <class ExecSpace>
-void simulate_forward(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals);
+void simulate_forward(const ExecSpace& exec,
+                      const EventTable<typename ExecSpace::memory_space>& events,
+                      const TissueViews<typename ExecSpace::memory_space>& tissue,
+                      const SignalsOf<ExecSpace>& signals);
 
 // Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
 // of tissue_direction in event_loop.hpp): the same event loop at a dual
@@ -49,10 +56,10 @@ void simulate_forward(
 inline constexpr int tissue_tangent_count = 5;
 
 template <class ExecSpace>
-void simulate_tissue_jvp(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents);
+void simulate_tissue_jvp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const SignalsOf<ExecSpace>& signals,
+                         const TangentsOf<ExecSpace>& tangents);
 
 }  // namespace larmor::epg

@@ -45,13 +45,11 @@ int tile_events_for(std::size_t scratch_max, int team_threads, bool host) {
 }
 
 template <class ExecSpace, int OPT, int L, class Real = float>
-void launch_layout(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    LaunchShape shape,
-    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents =
-        {}) {
+void launch_layout(const ExecSpace& exec,
+                   const EventTable<typename ExecSpace::memory_space>& events,
+                   const TissueViews<typename ExecSpace::memory_space>& tissue,
+                   const SignalsOf<ExecSpace>& signals, LaunchShape shape,
+                   const TangentsOf<ExecSpace>& tangents = {}) {
   using Kernel = ForwardKernel<ExecSpace, Real, OPT, L>;
   shape.tile_events =
       tile_events_for<Kernel>(Kokkos::TeamPolicy<ExecSpace, ForwardTag>::scratch_size_max(0),
@@ -149,10 +147,10 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
 }
 
 template <class ExecSpace>
-void simulate_forward(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals) {
+void simulate_forward(const ExecSpace& exec,
+                      const EventTable<typename ExecSpace::memory_space>& events,
+                      const TissueViews<typename ExecSpace::memory_space>& tissue,
+                      const SignalsOf<ExecSpace>& signals) {
   const std::string name = forward_kernel_name;
   if (tissue.voxels <= 0) return;
   if (signals.extent(0) < std::size_t(tissue.voxels) ||
@@ -198,12 +196,11 @@ void simulate_forward(
 // host the order bucket of the forward run with four voxel lanes up to 64
 // orders, one beyond.
 template <class ExecSpace>
-void simulate_tissue_jvp(
-    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
-    const TissueViews<typename ExecSpace::memory_space>& tissue,
-    const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tangents) {
+void simulate_tissue_jvp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const SignalsOf<ExecSpace>& signals,
+                         const TangentsOf<ExecSpace>& tangents) {
   using Real = Dual<float, tissue_tangent_count>;
   const std::string name = forward_kernel_name;
   if (tissue.voxels <= 0) return;

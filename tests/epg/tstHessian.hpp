@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "epg/adjoint.hpp"
@@ -194,5 +195,53 @@ TEST(TEST_CATEGORY, tissue_hessian_is_symmetric) {
     EXPECT_NEAR(a, b, tol * scale) << "voxel " << v;
   }
 }
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+// Every mode on this backend against the same mode on Serial (the plain
+// one-voxel-at-a-time host path), to float round-off: the two backends run
+// different layouts, so the agreement is not by construction.
+TEST(TEST_CATEGORY, every_mode_agrees_with_the_serial_backend) {
+  if (std::is_same_v<TEST_EXECSPACE, Kokkos::Serial>) GTEST_SKIP() << "this is the Serial backend";
+  const auto d = vjp_test_train();
+  const tissue::Tissue t = random_tissue(37, 151);  // part-empty teams and lanes
+  simulate::Simulator sim(d, simulate::Options{});
+  const std::size_t n = std::size_t(t.voxels) * sim.samples() * 2;
+  const auto w = random_cotangents(n, 152);
+  const auto u = random_directions(t, 153);
+  const double tol = float_tolerance(std::int64_t(d.events.size()));
+  const auto close = [&](const std::vector<float>& a, const std::vector<float>& b,
+                         const char* what) {
+    ASSERT_EQ(a.size(), b.size()) << what;
+    double scale = 0.0;
+    for (float x : b) scale = std::max(scale, double(std::abs(x)));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_NEAR(a[i], b[i], tol * std::max(scale, 1e-3)) << what << " " << i;
+    }
+  };
+  std::vector<float> sig(n), sig_serial(n), tan(n * epg::tissue_tangent_count),
+      tan_serial(tan.size());
+  sim.run_into<TEST_EXECSPACE>(t, sig.data());
+  sim.run_into<Kokkos::Serial>(t, sig_serial.data());
+  close(sig, sig_serial, "forward");
+  sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, sig.data(), tan.data());
+  sim.run_tissue_jvp_into<Kokkos::Serial>(t, sig_serial.data(), tan_serial.data());
+  close(tan, tan_serial, "jvp");
+  const std::size_t tn = std::size_t(t.voxels) * epg::tissue_tangent_count;
+  const std::size_t sn = std::size_t(sim.events()) * epg::sequence_gradient::count;
+  std::vector<float> tg(tn), tg_s(tn), th(tn), th_s(tn), sg(sn), sg_s(sn), sh(sn), sh_s(sn);
+  sim.run_tissue_vjp_into<TEST_EXECSPACE>(t, w.data(), tg.data(), sg.data());
+  sim.run_tissue_vjp_into<Kokkos::Serial>(t, w.data(), tg_s.data(), sg_s.data());
+  close(tg, tg_s, "vjp tissue");
+  close(sg, sg_s, "vjp sequence");
+  sim.run_tissue_hvp_into<TEST_EXECSPACE>(t, u.data(), w.data(), tg.data(), sg.data(), th.data(),
+                                          sh.data());
+  sim.run_tissue_hvp_into<Kokkos::Serial>(t, u.data(), w.data(), tg_s.data(), sg_s.data(),
+                                          th_s.data(), sh_s.data());
+  close(tg, tg_s, "hvp values, tissue");
+  close(sg, sg_s, "hvp values, sequence");
+  close(th, th_s, "hvp tissue");
+  close(sh, sh_s, "hvp sequence");
+}
+#endif
 
 }  // namespace larmor::test
