@@ -175,36 +175,19 @@ struct Gradients {
   Real tissue[tissue_direction::count] = {};
 };
 
-// The reverse of one interval, fused over the live orders: the parameter
-// derivatives of the evolution paired with the adjoint after it, then the
-// adjoint taken back through it. `s` is the state before the interval. With
+// The derivatives of one interval from three sums over the orders. With
 // rot = E2 exp(i 2 pi df t) (F+' = rot F+, F-' = conj(rot) F-) and
-// Z' = E1 Z (+ 1 - E1 for order 0), the pairings reduce to three sums:
+// Z' = E1 Z (+ 1 - E1 for order 0):
 //   A = sum Re(conj(l+) F+' + conj(l-) F-'),  B = sum Im(conj(l-) F-' - conj(l+) F+'),
-//   Z = sum Re(conj(lz) Z) (before the interval),
-// and dL/dR2 = -t A, dL/ddf = 2 pi t B, dL/dR1 = t E1 (lz_0 - Z),
-//     dL/dt = -R2 A + 2 pi df B + R1 E1 (lz_0 - Z).
-// Returns {dL/dR1, dL/dR2, dL/ddf, dL/dt}.
-template <int K, class Real>
-KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
-                                              PlainState<K, Real>& lam, const Evolution<Real>& ev,
-                                              const EventRecord& rec, const VoxelTissue<Real>& x,
-                                              int live, Real (&g)[4]) {
-  Real a(0.0f), b(0.0f), z(0.0f);
-  const Real lz0 = live > 0 ? lam.z_re[0] : Real(0.0f);  // before the transpose scales it
-  for (int k = 0; k < live; ++k) {
-    Real p_re = s.fp_re[k], p_im = s.fp_im[k], m_re = s.fm_re[k], m_im = s.fm_im[k];
-    evolve_transverse(ev, p_re, p_im, m_re, m_im);
-    a += lam.fp_re[k] * p_re + lam.fp_im[k] * p_im + lam.fm_re[k] * m_re + lam.fm_im[k] * m_im;
-    b += lam.fm_re[k] * m_im - lam.fm_im[k] * m_re - lam.fp_re[k] * p_im + lam.fp_im[k] * p_re;
-    z += lam.z_re[k] * s.z_re[k] + lam.z_im[k] * s.z_im[k];
-    // Transpose: the conjugate factor on F+ and F-, E1 on Z.
-    Evolution<Real> conj_ev = ev;
-    conj_ev.rot_im = -ev.rot_im;
-    evolve_transverse(conj_ev, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k]);
-    lam.z_re[k] *= ev.e1;
-    lam.z_im[k] *= ev.e1;
-  }
+//   Z = sum Re(conj(lz) Z) (before the interval), lz0 = Re lz_0,
+// dL/dR2 = -t A, dL/ddf = 2 pi t B, dL/dR1 = t E1 (lz0 - Z),
+// dL/dt = -R2 A + 2 pi df B + R1 E1 (lz0 - Z); linear in the sums, so a group
+// of threads may each pass its share. Writes {dL/dR1, dL/dR2, dL/ddf, dL/dt}.
+template <class Real>
+KOKKOS_INLINE_FUNCTION void evolution_derivatives(const Real& a, const Real& b, const Real& z,
+                                                  const Real& lz0, const Evolution<Real>& ev,
+                                                  const EventRecord& rec,
+                                                  const VoxelTissue<Real>& x, Real (&g)[4]) {
   const Real t(rec.duration);
   const Real two_pi(6.283185307179586f);
   const Real recovery_term = ev.e1 * (lz0 - z);
@@ -212,6 +195,32 @@ KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
   g[1] = -(t * a);
   g[2] = two_pi * t * b;
   g[3] = -(x.r2 * a) + two_pi * x.df * b + x.r1 * recovery_term;
+}
+
+// The reverse of one interval, fused over the live orders: the pairings of
+// evolution_derivatives, then the adjoint taken back through the interval.
+// `s` is the state before the interval.
+template <int K, class Real>
+KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
+                                              PlainState<K, Real>& lam, const Evolution<Real>& ev,
+                                              const EventRecord& rec, const VoxelTissue<Real>& x,
+                                              int live, Real (&g)[4]) {
+  Real a(0.0f), b(0.0f), z(0.0f);
+  const Real lz0 = live > 0 ? lam.z_re[0] : Real(0.0f);  // before the transpose scales it
+  Evolution<Real> conj_ev = ev;
+  conj_ev.rot_im = -ev.rot_im;
+  for (int k = 0; k < live; ++k) {
+    Real p_re = s.fp_re[k], p_im = s.fp_im[k], m_re = s.fm_re[k], m_im = s.fm_im[k];
+    evolve_transverse(ev, p_re, p_im, m_re, m_im);
+    a += lam.fp_re[k] * p_re + lam.fp_im[k] * p_im + lam.fm_re[k] * m_re + lam.fm_im[k] * m_im;
+    b += lam.fm_re[k] * m_im - lam.fm_im[k] * m_re - lam.fp_re[k] * p_im + lam.fp_im[k] * p_re;
+    z += lam.z_re[k] * s.z_re[k] + lam.z_im[k] * s.z_im[k];
+    // Transpose: the conjugate factor on F+ and F-, E1 on Z.
+    evolve_transverse(conj_ev, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k]);
+    lam.z_re[k] *= ev.e1;
+    lam.z_im[k] *= ev.e1;
+  }
+  evolution_derivatives(a, b, z, lz0, ev, rec, x, g);
 }
 
 // sum over orders of Im(conj(l-) F- - conj(l+) F+): the pairing of the
@@ -223,39 +232,45 @@ KOKKOS_INLINE_FUNCTION Real phase_pairing(const Real& lp_re, const Real& lp_im, 
   return lm_re * m_im - lm_im * m_re - lp_re * p_im + lp_im * p_re;
 }
 
-// The reverse of one pulse, fused over the live orders. A pulse is
-// T = exp(a N) about the axis at phase p, so dT/da = N T and, with T =
-// R(p) T0 R(-p), dT/dp = G T - T G. With s' = T s and l = T^H l':
+// One order of the reverse of a pulse. A pulse is T = exp(a N) about the axis
+// at phase p, so dT/da = N T and, with T = R(p) T0 R(-p), dT/dp = G T - T G.
+// With s' = T s and l = T^H l':
 //   dL/da = <l', N s'>,  dL/dp = <l', G s'> - <l, G s>,
 // N: F+ -> -i e^{ip} Z, F- -> i e^{-ip} Z, Z -> (i/2)(e^{ip} F- - e^{-ip} F+).
-// `s` is the state before the pulse; `lam` goes from l' to l.
-// Returns {dL/da, dL/dp}.
+// Adds this order's share to da and dp, and takes its adjoint from l' to l.
+template <class Real>
+KOKKOS_INLINE_FUNCTION void rotation_pairings(
+    const RotationCoefficients<Real>& rot, const RotationCoefficients<Real>& adj,
+    const EventRecord& rec, const Real& s_fp_re, const Real& s_fp_im, const Real& s_fm_re,
+    const Real& s_fm_im, const Real& s_z_re, const Real& s_z_im, Real& lp_re, Real& lp_im,
+    Real& lm_re, Real& lm_im, Real& lz_re, Real& lz_im, Real& da, Real& dp) {
+  const Real c(rec.cos_phase), sn(rec.sin_phase), half(0.5f);
+  Real p_re = s_fp_re, p_im = s_fp_im, m_re = s_fm_re, m_im = s_fm_im, z_re = s_z_re, z_im = s_z_im;
+  rotate(rot, p_re, p_im, m_re, m_im, z_re, z_im);                        // s'
+  const Real ez_re = c * z_re - sn * z_im, ez_im = c * z_im + sn * z_re;  // e^{ip} Z'
+  const Real cz_re = c * z_re + sn * z_im, cz_im = c * z_im - sn * z_re;  // e^{-ip} Z'
+  const Real em_re = c * m_re - sn * m_im, em_im = c * m_im + sn * m_re;  // e^{ip} F-'
+  const Real cp_re = c * p_re + sn * p_im, cp_im = c * p_im - sn * p_re;  // e^{-ip} F+'
+  // Re conj(l) (-i w) = Re l Im w - Im l Re w on F+; the opposite sign on F-.
+  da += lp_re * ez_im - lp_im * ez_re - lm_re * cz_im + lm_im * cz_re -
+        half * (lz_re * (em_im - cp_im) - lz_im * (em_re - cp_re));
+  dp += phase_pairing(lp_re, lp_im, lm_re, lm_im, p_re, p_im, m_re, m_im);
+  rotate(adj, lp_re, lp_im, lm_re, lm_im, lz_re, lz_im);
+  dp -= phase_pairing(lp_re, lp_im, lm_re, lm_im, s_fp_re, s_fp_im, s_fm_re, s_fm_im);
+}
+
+// The reverse of one pulse over the live orders; `s` is the state before the
+// pulse and `lam` goes from l' to l. Writes {dL/da, dL/dp}.
 template <int K, class Real>
 KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, PlainState<K, Real>& lam,
                                              const RotationCoefficients<Real>& rot,
                                              const EventRecord& rec, int live, Real (&g)[2]) {
   const auto adj = adjoint_rotation(rot);
-  const Real c(rec.cos_phase), sn(rec.sin_phase);
   Real da(0.0f), dp(0.0f);
   for (int k = 0; k < live; ++k) {
-    Real p_re = s.fp_re[k], p_im = s.fp_im[k], m_re = s.fm_re[k], m_im = s.fm_im[k];
-    Real z_re = s.z_re[k], z_im = s.z_im[k];
-    rotate(rot, p_re, p_im, m_re, m_im, z_re, z_im);  // s'
-    const Real lp_re = lam.fp_re[k], lp_im = lam.fp_im[k], lm_re = lam.fm_re[k],
-               lm_im = lam.fm_im[k], lz_re = lam.z_re[k], lz_im = lam.z_im[k];
-    // N s': -i e^{ip} Z' on F+, i e^{-ip} Z' on F-, (i/2)(e^{ip} F-' - e^{-ip} F+') on Z.
-    const Real ez_re = c * z_re - sn * z_im, ez_im = c * z_im + sn * z_re;  // e^{ip} Z'
-    const Real cz_re = c * z_re + sn * z_im, cz_im = c * z_im - sn * z_re;  // e^{-ip} Z'
-    const Real em_re = c * m_re - sn * m_im, em_im = c * m_im + sn * m_re;  // e^{ip} F-'
-    const Real cp_re = c * p_re + sn * p_im, cp_im = c * p_im - sn * p_re;  // e^{-ip} F+'
-    const Real half(0.5f);
-    da += lp_re * ez_im - lp_im * ez_re    // Re conj(l+) (-i w) = Re(l+) Im(w) - Im(l+) Re(w)
-          - lm_re * cz_im + lm_im * cz_re  // Re conj(l-) (i w)
-          - half * (lz_re * (em_im - cp_im) - lz_im * (em_re - cp_re));
-    dp += phase_pairing(lp_re, lp_im, lm_re, lm_im, p_re, p_im, m_re, m_im);
-    rotate(adj, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k], lam.z_re[k], lam.z_im[k]);
-    dp -= phase_pairing(lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k], s.fp_re[k],
-                        s.fp_im[k], s.fm_re[k], s.fm_im[k]);
+    rotation_pairings(rot, adj, rec, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k],
+                      s.z_im[k], lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k],
+                      lam.z_re[k], lam.z_im[k], da, dp);
   }
   g[0] = da;
   g[1] = dp;
@@ -403,116 +418,5 @@ struct AdjointKernel {
     add_sequence(e, sequence_gradient::duration, seq_duration);
   }
 };
-
-namespace adjoint_detail {
-
-template <class ExecSpace, int K, class Real>
-void launch_reverse(const ExecSpace& exec,
-                    const EventTable<typename ExecSpace::memory_space>& events,
-                    const TissueViews<typename ExecSpace::memory_space>& tissue,
-                    const ConstMatrixOf<ExecSpace>& directions,
-                    const CotangentsOf<ExecSpace>& cotangents,
-                    const ReverseOutputs<typename ExecSpace::memory_space>& out, int interval) {
-  using Kernel = AdjointKernel<ExecSpace, K, Real>;
-  const int stretches = (events.count + interval - 1) / interval;
-  Kernel kernel;
-  kernel.events = events;
-  kernel.tissue = tissue;
-  kernel.directions = directions;
-  kernel.cotangents = cotangents;
-  kernel.out = out;
-  kernel.interval = interval;
-  const int components = 6 * Kernel::parts;
-  kernel.checkpoints = typename Kernel::Store(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), tissue.voxels,
-      stretches, components, events.orders);
-  kernel.stretch = typename Kernel::Store(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_stretch"), tissue.voxels,
-      interval, components, events.orders);
-  Kokkos::parallel_for(adjoint_kernel_name, Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels),
-                       kernel);
-}
-
-// Checks the shapes, picks the interval and the order bucket, and launches.
-template <class ExecSpace, class Real>
-void simulate_reverse(const ExecSpace& exec,
-                      const EventTable<typename ExecSpace::memory_space>& events,
-                      const TissueViews<typename ExecSpace::memory_space>& tissue,
-                      const ConstMatrixOf<ExecSpace>& directions,
-                      const CotangentsOf<ExecSpace>& cotangents,
-                      const ReverseOutputs<typename ExecSpace::memory_space>& out,
-                      int checkpoint_interval) {
-  const std::string name = adjoint_kernel_name;
-  if (tissue.voxels <= 0 || events.count == 0) return;
-  check_order_limit(events.orders, adjoint_kernel_name);
-  const auto voxels = std::size_t(tissue.voxels);
-  const auto wrong = [&](const auto& m, std::size_t rows, int columns) {
-    return m.extent(0) < rows || m.extent(1) != std::size_t(columns);
-  };
-  bool bad = cotangents.extent(0) < voxels || cotangents.extent(1) < std::size_t(events.samples) ||
-             cotangents.extent(2) != 2 ||
-             wrong(out.tissue_gradients, voxels, tissue_direction::count) ||
-             wrong(out.sequence_gradients, std::size_t(events.count), sequence_gradient::count);
-  if constexpr (tangent_count_v < Real >> 0) {
-    bad = bad || wrong(directions, voxels, tissue_direction::count) ||
-          wrong(out.tissue_hvp, voxels, tissue_direction::count) ||
-          wrong(out.sequence_hvp, std::size_t(events.count), sequence_gradient::count);
-  }
-  if (bad) {
-    throw std::invalid_argument(
-        name + ": a direction, cotangent or gradient array has the wrong shape for " +
-        std::to_string(tissue.voxels) + " voxels, " + std::to_string(events.samples) +
-        " samples and " + std::to_string(events.count) + " events");
-  }
-  if (checkpoint_interval < 0) {
-    throw std::invalid_argument(name + ": checkpoint_interval must be >= 1 (0: automatic), got " +
-                                std::to_string(checkpoint_interval));
-  }
-  const int interval = checkpoint_interval > 0 ? std::min(checkpoint_interval, events.count)
-                                               : default_checkpoint_interval(events.count);
-  if (events.orders <= 16)
-    return launch_reverse<ExecSpace, 16, Real>(exec, events, tissue, directions, cotangents, out,
-                                               interval);
-  if (events.orders <= 64)
-    return launch_reverse<ExecSpace, 64, Real>(exec, events, tissue, directions, cotangents, out,
-                                               interval);
-  if (events.orders <= 256)
-    return launch_reverse<ExecSpace, 256, Real>(exec, events, tissue, directions, cotangents, out,
-                                                interval);
-  return launch_reverse<ExecSpace, 1024, Real>(exec, events, tissue, directions, cotangents, out,
-                                               interval);
-}
-
-}  // namespace adjoint_detail
-
-template <class ExecSpace>
-void simulate_tissue_vjp(const ExecSpace& exec,
-                         const EventTable<typename ExecSpace::memory_space>& events,
-                         const TissueViews<typename ExecSpace::memory_space>& tissue,
-                         const CotangentsOf<ExecSpace>& cotangents,
-                         const MatrixOf<ExecSpace>& tissue_gradients,
-                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval) {
-  ReverseOutputs<typename ExecSpace::memory_space> out;
-  out.tissue_gradients = tissue_gradients;
-  out.sequence_gradients = sequence_gradients;
-  adjoint_detail::simulate_reverse<ExecSpace, float>(exec, events, tissue, {}, cotangents, out,
-                                                     checkpoint_interval);
-}
-
-template <class ExecSpace>
-void simulate_tissue_hvp(const ExecSpace& exec,
-                         const EventTable<typename ExecSpace::memory_space>& events,
-                         const TissueViews<typename ExecSpace::memory_space>& tissue,
-                         const ConstMatrixOf<ExecSpace>& directions,
-                         const CotangentsOf<ExecSpace>& cotangents,
-                         const MatrixOf<ExecSpace>& tissue_gradients,
-                         const MatrixOf<ExecSpace>& sequence_gradients,
-                         const MatrixOf<ExecSpace>& tissue_hvp,
-                         const MatrixOf<ExecSpace>& sequence_hvp, int checkpoint_interval) {
-  ReverseOutputs<typename ExecSpace::memory_space> out{tissue_gradients, sequence_gradients,
-                                                       tissue_hvp, sequence_hvp};
-  adjoint_detail::simulate_reverse<ExecSpace, Dual<float, 1>>(exec, events, tissue, directions,
-                                                              cotangents, out, checkpoint_interval);
-}
 
 }  // namespace larmor::epg

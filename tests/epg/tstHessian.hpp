@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -193,6 +195,50 @@ TEST(TEST_CATEGORY, tissue_hessian_is_symmetric) {
       scale += std::abs(u2[i] * h1.tissue_hvp[i]) + std::abs(u1[i] * h2.tissue_hvp[i]);
     }
     EXPECT_NEAR(a, b, tol * scale) << "voxel " << v;
+  }
+}
+
+// The two reverse-sweep layouts (plain: one thread per voxel; grouped: a
+// voxel's orders over a group of threads, 4 or 16 per voxel on a GPU) give
+// the same gradients and Hessian-vector products, at order counts that take
+// each group size and the plain fallback above 64 orders.
+TEST(TEST_CATEGORY, adjoint_layouts_agree) {
+  const auto d = vjp_test_train();
+  const tissue::Tissue t = random_tissue(37, 161);
+  const double tol = float_tolerance(std::int64_t(d.events.size()));
+  for (int orders : {8, 16, 24, 64, 97}) {
+    SCOPED_TRACE("orders " + std::to_string(orders));
+    simulate::Options o;
+    o.orders = orders;
+    simulate::Simulator sim(d, o);
+    const auto w = random_cotangents(std::size_t(t.voxels) * sim.samples() * 2, 162);
+    const auto u = random_directions(t, 163);
+    HvpResult r[2];
+    const char* layouts[] = {"plain", "grouped"};
+    for (int i = 0; i < 2; ++i) {
+      ::setenv("LARMOR_ADJOINT_LAYOUT", layouts[i], 1);
+      r[i] = run_hvp(d, t, orders, w, u);
+      // The float sweep too, into the same buffers' sizes.
+      auto plain_vjp = run_vjp(d, t, orders, w);
+      for (std::size_t k = 0; k < plain_vjp.tissue.size(); ++k) {
+        ASSERT_NEAR(plain_vjp.tissue[k], r[i].tissue[k], tol * (1.0 + std::abs(r[i].tissue[k])))
+            << layouts[i] << " vjp against its hvp values, " << k;
+      }
+    }
+    ::unsetenv("LARMOR_ADJOINT_LAYOUT");
+    const std::vector<float>* pairs[][2] = {{&r[0].tissue, &r[1].tissue},
+                                            {&r[0].sequence, &r[1].sequence},
+                                            {&r[0].tissue_hvp, &r[1].tissue_hvp},
+                                            {&r[0].sequence_hvp, &r[1].sequence_hvp}};
+    for (auto& pair : pairs) {
+      const auto& a = *pair[0];
+      const auto& b = *pair[1];
+      double scale = 0.0;
+      for (float x : a) scale = std::max(scale, double(std::abs(x)));
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        ASSERT_NEAR(b[k], a[k], tol * std::max(scale, 1e-3)) << k;
+      }
+    }
   }
 }
 

@@ -4,7 +4,7 @@
 // kernels are compiled once per backend by that backend's compiler.
 #pragma once
 
-#include "epg/adjoint_impl.hpp"
+#include "epg/adjoint_dispatch.hpp"
 #include "epg/forward_impl.hpp"
 
 #define LARMOR_EPG_INSTANTIATE(EXEC)                                                             \

@@ -1,0 +1,179 @@
+// Launching a reverse sweep: shape checks, the checkpoint interval, and the
+// choice of layout: the grouped kernel (adjoint_grouped.hpp: a voxel's
+// orders over a group of one warp's threads in registers on a device, all of
+// them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
+// kernel (adjoint_impl.hpp) above. LARMOR_ADJOINT_LAYOUT=plain selects the
+// plain kernel for any order count (the tests compare the two everywhere).
+#pragma once
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "epg/adjoint_grouped.hpp"
+#include "epg/adjoint_impl.hpp"
+
+namespace larmor::epg {
+
+namespace adjoint_detail {
+
+struct ReverseLaunch {
+  int interval = 1;
+  int padded_orders = 0;  // orders of a store row
+  int groups = 1, group_threads = 1;
+};
+
+// The fields every reverse kernel shares, and its checkpoint stores.
+template <class Kernel, class ExecSpace>
+Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
+                 const TissueViews<typename ExecSpace::memory_space>& tissue,
+                 const ConstMatrixOf<ExecSpace>& directions,
+                 const CotangentsOf<ExecSpace>& cotangents,
+                 const ReverseOutputs<typename ExecSpace::memory_space>& out,
+                 const ReverseLaunch& launch) {
+  Kernel kernel;
+  kernel.events = events;
+  kernel.tissue = tissue;
+  kernel.directions = directions;
+  kernel.cotangents = cotangents;
+  kernel.out = out;
+  kernel.interval = launch.interval;
+  const int stretches = (events.count + launch.interval - 1) / launch.interval;
+  const int components = 6 * Kernel::parts;
+  kernel.checkpoints = typename Kernel::Store(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), tissue.voxels,
+      stretches, components, launch.padded_orders);
+  kernel.stretch = typename Kernel::Store(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_stretch"), tissue.voxels,
+      launch.interval, components, launch.padded_orders);
+  return kernel;
+}
+
+// Which layout runs: LARMOR_ADJOINT_LAYOUT, else grouped (faster on both
+// kinds of backend: 1.3-1.9x on one host core, docs/performance.md).
+template <class ExecSpace>
+bool use_grouped_layout(int orders) {
+  if (orders > 64) return false;
+  const char* text = std::getenv("LARMOR_ADJOINT_LAYOUT");
+  if (text != nullptr && *text != '\0') {
+    const std::string layout = text;
+    if (layout != "plain" && layout != "grouped") {
+      throw std::invalid_argument(std::string(adjoint_kernel_name) + ": LARMOR_ADJOINT_LAYOUT='" +
+                                  layout + "' is not plain or grouped");
+    }
+    return layout == "grouped";
+  }
+  return true;
+}
+
+// Checks the shapes, picks the interval, the layout and the order bucket, and
+// launches.
+template <class ExecSpace, class Real>
+void simulate_reverse(const ExecSpace& exec,
+                      const EventTable<typename ExecSpace::memory_space>& events,
+                      const TissueViews<typename ExecSpace::memory_space>& tissue,
+                      const ConstMatrixOf<ExecSpace>& directions,
+                      const CotangentsOf<ExecSpace>& cotangents,
+                      const ReverseOutputs<typename ExecSpace::memory_space>& out,
+                      int checkpoint_interval) {
+  const std::string name = adjoint_kernel_name;
+  if (tissue.voxels <= 0 || events.count == 0) return;
+  check_order_limit(events.orders, adjoint_kernel_name);
+  const auto voxels = std::size_t(tissue.voxels);
+  const auto wrong = [&](const auto& m, std::size_t rows, int columns) {
+    return m.extent(0) < rows || m.extent(1) != std::size_t(columns);
+  };
+  bool bad = cotangents.extent(0) < voxels || cotangents.extent(1) < std::size_t(events.samples) ||
+             cotangents.extent(2) != 2 ||
+             wrong(out.tissue_gradients, voxels, tissue_direction::count) ||
+             wrong(out.sequence_gradients, std::size_t(events.count), sequence_gradient::count);
+  if constexpr (tangent_count_v < Real >> 0) {
+    bad = bad || wrong(directions, voxels, tissue_direction::count) ||
+          wrong(out.tissue_hvp, voxels, tissue_direction::count) ||
+          wrong(out.sequence_hvp, std::size_t(events.count), sequence_gradient::count);
+  }
+  if (bad) {
+    throw std::invalid_argument(
+        name + ": a direction, cotangent or gradient array has the wrong shape for " +
+        std::to_string(tissue.voxels) + " voxels, " + std::to_string(events.samples) +
+        " samples and " + std::to_string(events.count) + " events");
+  }
+  if (checkpoint_interval < 0) {
+    throw std::invalid_argument(name + ": checkpoint_interval must be >= 1 (0: automatic), got " +
+                                std::to_string(checkpoint_interval));
+  }
+  ReverseLaunch launch;
+  launch.interval = checkpoint_interval > 0 ? std::min(checkpoint_interval, events.count)
+                                            : default_checkpoint_interval(events.count);
+  const auto run = [&](auto kernel, const auto& policy) {
+    Kokkos::parallel_for(adjoint_kernel_name, policy, kernel);
+  };
+  if (use_grouped_layout<ExecSpace>(events.orders)) {
+    // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
+    // team. Host: a team of one thread holding every order.
+    const auto grouped = [&](auto opt_constant, int group_threads) {
+      constexpr int opt = decltype(opt_constant)::value;
+      using Kernel = GroupedAdjointKernel<ExecSpace, Real, opt>;
+      launch.padded_orders = opt * group_threads;
+      launch.group_threads = group_threads;
+      launch.groups = kx::is_host_space_v<ExecSpace> ? 1 : 32 / group_threads;
+      auto kernel =
+          configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch);
+      kernel.groups = launch.groups;
+      kernel.group_threads = group_threads;
+      const int league = (tissue.voxels + launch.groups - 1) / launch.groups;
+      run(kernel, Kokkos::TeamPolicy<ExecSpace>(exec, league, launch.groups * group_threads));
+    };
+    if constexpr (kx::is_host_space_v<ExecSpace>) {
+      if (events.orders <= 16) return grouped(std::integral_constant<int, 16>{}, 1);
+      return grouped(std::integral_constant<int, 64>{}, 1);
+    } else {
+      return grouped(std::integral_constant<int, 4>{}, events.orders <= 16 ? 4 : 16);
+    }
+  }
+  launch.padded_orders = events.orders;
+  const auto plain = [&](auto k_constant) {
+    using Kernel = AdjointKernel<ExecSpace, decltype(k_constant)::value, Real>;
+    run(configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch),
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels));
+  };
+  if (events.orders <= 16) return plain(std::integral_constant<int, 16>{});
+  if (events.orders <= 64) return plain(std::integral_constant<int, 64>{});
+  if (events.orders <= 256) return plain(std::integral_constant<int, 256>{});
+  return plain(std::integral_constant<int, 1024>{});
+}
+
+}  // namespace adjoint_detail
+
+template <class ExecSpace>
+void simulate_tissue_vjp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const CotangentsOf<ExecSpace>& cotangents,
+                         const MatrixOf<ExecSpace>& tissue_gradients,
+                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval) {
+  ReverseOutputs<typename ExecSpace::memory_space> out;
+  out.tissue_gradients = tissue_gradients;
+  out.sequence_gradients = sequence_gradients;
+  adjoint_detail::simulate_reverse<ExecSpace, float>(exec, events, tissue, {}, cotangents, out,
+                                                     checkpoint_interval);
+}
+
+template <class ExecSpace>
+void simulate_tissue_hvp(const ExecSpace& exec,
+                         const EventTable<typename ExecSpace::memory_space>& events,
+                         const TissueViews<typename ExecSpace::memory_space>& tissue,
+                         const ConstMatrixOf<ExecSpace>& directions,
+                         const CotangentsOf<ExecSpace>& cotangents,
+                         const MatrixOf<ExecSpace>& tissue_gradients,
+                         const MatrixOf<ExecSpace>& sequence_gradients,
+                         const MatrixOf<ExecSpace>& tissue_hvp,
+                         const MatrixOf<ExecSpace>& sequence_hvp, int checkpoint_interval) {
+  ReverseOutputs<typename ExecSpace::memory_space> out{tissue_gradients, sequence_gradients,
+                                                       tissue_hvp, sequence_hvp};
+  adjoint_detail::simulate_reverse<ExecSpace, Dual<float, 1>>(exec, events, tissue, directions,
+                                                              cotangents, out, checkpoint_interval);
+}
+
+}  // namespace larmor::epg

@@ -1,0 +1,320 @@
+// The adjoint sweep in the forward kernel's device layout: a voxel's orders
+// spread over a group of threads of one warp, `OPT` orders per thread in
+// registers (StateBlock), so the state, the state before the pulse and the
+// adjoint never leave registers. Shifts and their transposes trade block
+// edges by warp shuffles; the per-event sums of the sequence derivatives are
+// butterfly reductions over the group; the tissue derivatives are summed per
+// thread and reduced once at the end (every pairing is linear in the per-order
+// sums, adjoint_impl.hpp). Checkpoints and stretches go to global memory as
+// rows of orders, so a group writes them in contiguous runs.
+//
+// On the host the group is one thread holding every order (a team of one):
+// fixed-size blocks that the compiler unrolls, faster there too than the
+// plain one-voxel kernel of adjoint_impl.hpp (which takes over above 64
+// orders).
+#pragma once
+
+#include "epg/adjoint_impl.hpp"
+#include "epg/state_block.hpp"
+
+namespace larmor::epg {
+
+template <class ExecSpace, class Real, int OPT>
+struct GroupedAdjointKernel {
+  static_assert(OPT >= 2, "the transpose of a shift needs orders 0 and 1 on one thread");
+  using memory_space = typename ExecSpace::memory_space;
+  using policy = Kokkos::TeamPolicy<ExecSpace>;
+  using member = typename policy::member_type;
+  using Block = StateBlock<Real, OPT, 1>;
+  using Exchange = EdgeExchange<Real, 1>;
+  using Tissue = adjoint_detail::VoxelTissue<Real>;
+  // [voxel][slot][6 components x parts][padded orders]
+  using Store = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
+  static constexpr int parts = part_count_v<Real>;
+
+  EventTable<memory_space> events;
+  TissueViews<memory_space> tissue;
+  Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> directions;
+  Kokkos::View<const float***, Kokkos::LayoutRight, memory_space> cotangents;
+  ReverseOutputs<memory_space> out;
+  Store checkpoints, stretch;
+  int interval = 1;
+  int groups = 1;         // voxels per team
+  int group_threads = 1;  // threads per voxel (a power of two dividing a warp)
+
+  static KOKKOS_FORCEINLINE_FUNCTION Real* component(Block& b, int c) {
+    Real* parts_of_block[6] = {&b.fp_re[0][0], &b.fp_im[0][0], &b.fm_re[0][0],
+                               &b.fm_im[0][0], &b.z_re[0][0],  &b.z_im[0][0]};
+    return parts_of_block[c];
+  }
+
+  KOKKOS_INLINE_FUNCTION void save(const Store& store, int v, int slot, Block& b) const {
+    LARMOR_UNROLL
+    for (int c = 0; c < 6; ++c) {
+      const Real* x = component(b, c);
+      LARMOR_UNROLL
+      for (int p = 0; p < parts; ++p) {
+        LARMOR_UNROLL
+        for (int j = 0; j < OPT; ++j)
+          store(v, slot, c * parts + p, b.first_order + j) = part_of(x[j], p);
+      }
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void load(const Store& store, int v, int slot, Block& b) const {
+    LARMOR_UNROLL
+    for (int c = 0; c < 6; ++c) {
+      Real* x = component(b, c);
+      LARMOR_UNROLL
+      for (int p = 0; p < parts; ++p) {
+        LARMOR_UNROLL
+        for (int j = 0; j < OPT; ++j)
+          part_of(x[j], p) = store(v, slot, c * parts + p, b.first_order + j);
+      }
+    }
+  }
+
+  // Sum over the group's threads (butterfly; every thread gets the sum).
+  KOKKOS_INLINE_FUNCTION float group_sum_float(float v) const {
+#if defined(__CUDA_ARCH__)
+    for (int offset = group_threads / 2; offset > 0; offset /= 2) {
+      v += __shfl_xor_sync(0xffffffffu, v, offset, group_threads);
+    }
+#endif
+    return v;
+  }
+  KOKKOS_INLINE_FUNCTION Real group_sum(const Real& x) const {
+    Real r = x;
+    for (int p = 0; p < parts; ++p) part_of(r, p) = group_sum_float(part_of(x, p));
+    return r;
+  }
+
+  // The transpose of Block::shift: F+ moves down, F- up, and the old F+_0
+  // sends its adjoint to F-_1, conjugated (orders 0 and 1 live on thread 0).
+  KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& b) const {
+    const int thread = b.thread_in_group;
+    const Real a_re = b.fp_re[0][0], a_im = b.fp_im[0][0];
+    // trade() brings the previous thread's first pair and the next thread's
+    // second: offer the last F- upwards and the first F+ downwards.
+    Real up_re[1] = {b.fm_re[OPT - 1][0]}, up_im[1] = {b.fm_im[OPT - 1][0]};
+    Real down_re[1] = {b.fp_re[0][0]}, down_im[1] = {b.fp_im[0][0]};
+    x.trade(team, thread, up_re, up_im, down_re, down_im);
+    const bool has_next = thread + 1 < group_threads;
+    LARMOR_UNROLL
+    for (int j = 0; j < OPT - 1; ++j) {
+      b.fp_re[j][0] = b.fp_re[j + 1][0];
+      b.fp_im[j][0] = b.fp_im[j + 1][0];
+    }
+    b.fp_re[OPT - 1][0] = has_next ? down_re[0] : Real(0.0f);
+    b.fp_im[OPT - 1][0] = has_next ? down_im[0] : Real(0.0f);
+    LARMOR_UNROLL
+    for (int j = OPT - 1; j > 0; --j) {
+      b.fm_re[j][0] = b.fm_re[j - 1][0];
+      b.fm_im[j][0] = b.fm_im[j - 1][0];
+    }
+    b.fm_re[0][0] = thread > 0 ? up_re[0] : Real(0.0f);
+    b.fm_im[0][0] = thread > 0 ? up_im[0] : Real(0.0f);
+    if (thread == 0) {
+      b.fm_re[1][0] += a_re;
+      b.fm_im[1][0] -= a_im;
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void clear(Block& b) const {
+    LARMOR_UNROLL
+    for (int j = 0; j < OPT; ++j) {
+      b.fp_re[j][0] = b.fp_im[j][0] = b.fm_re[j][0] = b.fm_im[j][0] = Real(0.0f);
+      b.z_re[j][0] = b.z_im[j][0] = Real(0.0f);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void apply_event(const member& team, Exchange& x, Block& s,
+                                          const EventRecord& rec, const Tissue& t) const {
+    const std::uint32_t act = action_of(rec);
+    const int live = live_orders_of(rec);
+    if (act & abi::action::crush_before) s.shift(team, x);
+    if (kind_of(rec) == abi::EventKind::pulse) {
+      LaneRotations<Real, 1> r;
+      r.set(0, adjoint_detail::rotation_of(rec, t));
+      s.rotate(live, r);
+    }
+    if (act & abi::action::crush_after) s.shift(team, x);
+    if (act & abi::action::shift_after) s.shift(team, x);
+    const bool spoil = (act & abi::action::spoil_after) != 0;
+    if (rec.duration > 0.0f) {
+      const Evolution<Real> ev[1] = {adjoint_detail::evolution_of(rec, t)};
+      s.evolve(live, ev, t.precess, spoil);
+    } else if (spoil) {
+      s.spoil();
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    using namespace adjoint_detail;
+    const FlushDenormalsOnHost flush_denormals;
+    const int group = team.team_rank() / group_threads;
+    const int thread = team.team_rank() - group * group_threads;
+    const int v = team.league_rank() * groups + group;
+    const bool active = v < tissue.voxels;
+    // Inactive groups walk a copy of voxel 0 (warp-synchronous shuffles) and
+    // touch no memory of their own.
+    const Tissue t = voxel_tissue<Real>(tissue, directions, active ? v : 0);
+    Exchange x;
+    x.team_threads = team.team_size();
+    x.threads = group_threads;
+    x.shuffle = group_threads > 1;
+    Block s, s1, lam;
+    s.reset(thread);
+    for (int e = 0; e < events.count; ++e) {
+      if (active && e % interval == 0) save(checkpoints, v, e / interval, s);
+      apply_event(team, x, s, events.records(e), t);
+    }
+    lam.reset(thread);
+    clear(lam);
+    Gradients<Real> g;
+    const int stretches = (events.count + interval - 1) / interval;
+    for (int c = stretches - 1; c >= 0; --c) {
+      const int first = c * interval;
+      const int end = first + interval < events.count ? first + interval : events.count;
+      if (active) load(checkpoints, v, c, s);
+      for (int e = first; e < end; ++e) {
+        if (active) save(stretch, v, e - first, s);
+        apply_event(team, x, s, events.records(e), t);
+      }
+      for (int e = end - 1; e >= first; --e) {
+        if (active) load(stretch, v, e - first, s);
+        reverse_event(team, x, v, active, e, events.records(e), t, s, s1, lam, g);
+      }
+    }
+    for (int d = 0; d < tissue_direction::count; ++d) {
+      const Real total = group_sum(g.tissue[d]);
+      if (active && thread == 0) {
+        out.tissue_gradients(v, d) = part_of(total, 0);
+        if constexpr (parts > 1) out.tissue_hvp(v, d) = part_of(total, 1);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column,
+                                           const Real& partial) const {
+    const Real g = group_sum(partial);
+    if (!write) return;
+    const float value = part_of(g, 0);
+    if (value != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), value);
+    if constexpr (parts > 1) {
+      const float tangent = part_of(g, 1);
+      if (tangent != 0.0f) Kokkos::atomic_add(&out.sequence_hvp(e, column), tangent);
+    }
+  }
+
+  // As AdjointKernel::reverse_event, on this thread's block of orders.
+  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, int v, bool active,
+                                            int e, const EventRecord& rec, const Tissue& t,
+                                            Block& s, Block& s1, Block& lam,
+                                            adjoint_detail::Gradients<Real>& g) const {
+    using namespace adjoint_detail;
+    const std::uint32_t act = action_of(rec);
+    const int here = s.live_here(live_orders_of(rec));
+    const auto kind = kind_of(rec);
+    const bool order_zero = s.first_order == 0;
+    if (act & abi::action::crush_before) s.shift(team, x);
+    s1 = s;
+    RotationCoefficients<Real> rot{};
+    if (kind == abi::EventKind::pulse) {
+      rot = rotation_of(rec, t);
+      LaneRotations<Real, 1> r;
+      r.set(0, rot);
+      s.rotate(live_orders_of(rec), r);
+    }
+    if (act & abi::action::crush_after) s.shift(team, x);
+    if (act & abi::action::shift_after) s.shift(team, x);
+    if (act & abi::action::spoil_after) s.spoil();
+    Real seq_flip(0.0f), seq_phase(0.0f), seq_duration(0.0f);
+    if (rec.duration > 0.0f) {
+      Real ge[4] = {};
+      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, here, order_zero, ge);
+      g.tissue[tissue_direction::t1] += ge[0] * -(t.r1 * t.r1);
+      g.tissue[tissue_direction::t2] += ge[1] * -(t.r2 * t.r2);
+      g.tissue[tissue_direction::df] += ge[2];
+      seq_duration = ge[3];
+    }
+    if (act & abi::action::spoil_after) lam.spoil();
+    if (act & abi::action::shift_after) unshift(team, x, lam);
+    if (act & abi::action::crush_after) unshift(team, x, lam);
+    if (kind == abi::EventKind::pulse) {
+      Real gr[2] = {};
+      block_reverse_rotation(s1, lam, rot, rec, here, gr);
+      g.tissue[tissue_direction::b1] += gr[0] * rec.flip;
+      seq_flip = gr[0] * t.b1;
+      seq_phase = gr[1];
+    } else if (kind == abi::EventKind::adc && order_zero) {
+      const float w_re = active ? cotangents(v, rec.output_index, 0) : 0.0f;
+      const float w_im = active ? cotangents(v, rec.output_index, 1) : 0.0f;
+      const float c = rec.cos_phase, sn = rec.sin_phase;
+      const Real q_re = s1.fp_re[0][0] * c + s1.fp_im[0][0] * sn;
+      const Real q_im = s1.fp_im[0][0] * c - s1.fp_re[0][0] * sn;
+      g.tissue[tissue_direction::m0] += q_re * w_re + q_im * w_im;
+      seq_phase = t.m0 * (q_im * w_re - q_re * w_im);
+      lam.fp_re[0][0] += t.m0 * (w_re * c - w_im * sn);
+      lam.fp_im[0][0] += t.m0 * (w_im * c + w_re * sn);
+    }
+    if (act & abi::action::crush_before) unshift(team, x, lam);
+    const bool write = active && s.thread_in_group == 0;
+    // Uniform over the warp: the event decides which sums exist.
+    if (kind == abi::EventKind::pulse) add_sequence(write, e, sequence_gradient::flip, seq_flip);
+    if (kind == abi::EventKind::pulse || kind == abi::EventKind::adc) {
+      add_sequence(write, e, sequence_gradient::phase, seq_phase);
+    }
+    if (rec.duration > 0.0f) add_sequence(write, e, sequence_gradient::duration, seq_duration);
+  }
+
+  // reverse_evolution and reverse_rotation of adjoint_impl.hpp on a block:
+  // this thread's share of the sums (the recovery term only where order 0 is).
+  static KOKKOS_INLINE_FUNCTION void block_reverse_evolution(const Block& s, Block& lam,
+                                                             const Evolution<Real>& ev,
+                                                             const EventRecord& rec,
+                                                             const Tissue& t, int here,
+                                                             bool order_zero, Real (&g)[4]) {
+    Real a(0.0f), b(0.0f), z(0.0f);
+    const Real lz0 = order_zero && here > 0 ? lam.z_re[0][0] : Real(0.0f);
+    Evolution<Real> conj_ev = ev;
+    conj_ev.rot_im = -ev.rot_im;
+    LARMOR_UNROLL
+    for (int j = 0; j < OPT; ++j) {
+      if (j < here) {
+        Real p_re = s.fp_re[j][0], p_im = s.fp_im[j][0], m_re = s.fm_re[j][0], m_im = s.fm_im[j][0];
+        evolve_transverse(ev, p_re, p_im, m_re, m_im);
+        a += lam.fp_re[j][0] * p_re + lam.fp_im[j][0] * p_im + lam.fm_re[j][0] * m_re +
+             lam.fm_im[j][0] * m_im;
+        b += lam.fm_re[j][0] * m_im - lam.fm_im[j][0] * m_re - lam.fp_re[j][0] * p_im +
+             lam.fp_im[j][0] * p_re;
+        z += lam.z_re[j][0] * s.z_re[j][0] + lam.z_im[j][0] * s.z_im[j][0];
+        evolve_transverse(conj_ev, lam.fp_re[j][0], lam.fp_im[j][0], lam.fm_re[j][0],
+                          lam.fm_im[j][0]);
+        lam.z_re[j][0] *= ev.e1;
+        lam.z_im[j][0] *= ev.e1;
+      }
+    }
+    adjoint_detail::evolution_derivatives(a, b, z, lz0, ev, rec, t, g);
+  }
+
+  static KOKKOS_INLINE_FUNCTION void block_reverse_rotation(const Block& s, Block& lam,
+                                                            const RotationCoefficients<Real>& rot,
+                                                            const EventRecord& rec, int here,
+                                                            Real (&g)[2]) {
+    const auto adj = adjoint_rotation(rot);
+    Real da(0.0f), dp(0.0f);
+    LARMOR_UNROLL
+    for (int j = 0; j < OPT; ++j) {
+      if (j < here) {
+        adjoint_detail::rotation_pairings(rot, adj, rec, s.fp_re[j][0], s.fp_im[j][0],
+                                          s.fm_re[j][0], s.fm_im[j][0], s.z_re[j][0], s.z_im[j][0],
+                                          lam.fp_re[j][0], lam.fp_im[j][0], lam.fm_re[j][0],
+                                          lam.fm_im[j][0], lam.z_re[j][0], lam.z_im[j][0], da, dp);
+      }
+    }
+    g[0] = da;
+    g[1] = dp;
+  }
+};
+
+}  // namespace larmor::epg
