@@ -35,6 +35,51 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
     return build_mese(p);
   }
+  if (builder == "tse") {
+    TseParams p;
+    p.echoes = s.integer("echoes", p.echoes, 1);
+    p.echo_spacing_s = ms(s.positive("echo_spacing_ms", p.echo_spacing_s * 1e3));
+    p.excitation_deg = s.number("excitation_deg", p.excitation_deg);
+    p.excitation_phase_deg = s.number("excitation_phase_deg", p.excitation_phase_deg);
+    if (s.has("refocusing_deg")) {
+      const toml::node* n = s.node("refocusing_deg");
+      p.refocusing_deg = n->is_array() ? s.numbers("refocusing_deg")
+                                       : std::vector<double>{s.number("refocusing_deg", 180.0)};
+      if (p.refocusing_deg.size() != 1 && p.refocusing_deg.size() != std::size_t(p.echoes)) {
+        s.fail("refocusing_deg", "needs one flip or one per echo (" + std::to_string(p.echoes) +
+                                     "), got " + std::to_string(p.refocusing_deg.size()));
+      }
+    }
+    p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
+    return build_tse(p);
+  }
+  if (builder == "mprage") {
+    MprageParams p;
+    const std::string prep = s.string("preparation", "inversion");
+    if (prep == "inversion") {
+      p.preparation = Preparation::inversion;
+    } else if (prep == "t2") {
+      p.preparation = Preparation::t2;
+    } else {
+      s.fail("preparation", "must be \"inversion\" or \"t2\"");
+    }
+    p.ti_s = ms(s.number("ti_ms", p.ti_s * 1e3));
+    p.t2prep_te_s = ms(s.positive("t2prep_te_ms", p.t2prep_te_s * 1e3));
+    p.readouts = s.integer("readouts", p.readouts, 1);
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.recovery_s = ms(s.number("recovery_ms", p.recovery_s * 1e3));
+    p.shots = s.integer("shots", p.shots, 1);
+    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
+    const std::string spoiler = s.string("spoiler", "gradient");
+    if (spoiler == "ideal") {
+      p.spoiler = Spoiler::ideal;
+    } else if (spoiler != "gradient") {
+      s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
+    }
+    return build_mprage(p);
+  }
   if (builder == "spgr") {
     SpgrParams p;
     p.flip_deg = s.number("flip_deg", p.flip_deg);
@@ -169,7 +214,9 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 
 }  // namespace
 
-std::vector<std::string> builder_names() { return {"mese", "spgr", "bssfp", "mrf"}; }
+std::vector<std::string> builder_names() {
+  return {"mese", "tse", "spgr", "mprage", "bssfp", "mrf"};
+}
 
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections) {
   if (!fs::exists(path)) throw DeckError(path + ": no such deck file");

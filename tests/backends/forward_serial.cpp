@@ -6,3 +6,4 @@
 #include "epg/tstForward.hpp"
 #include "epg/tstDerivatives.hpp"
 #include "epg/tstHessian.hpp"
+#include "epg/tstBuilders.hpp"

@@ -77,10 +77,33 @@ path = "out.h5"
 }
 
 TEST_F(DeckTest, shipped_decks_parse) {
-  for (const char* name : {"default", "mese", "spgr", "bssfp", "mrf"}) {
+  for (const char* name : {"default", "mese", "tse", "spgr", "mprage", "bssfp", "mrf"}) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW(read_deck(std::string(LARMOR_SOURCE_DIR "/inputs") + "/" + name + ".toml"));
   }
+}
+
+TEST_F(DeckTest, tse_and_mprage_decks_build_their_trains) {
+  const Deck tse =
+      read_deck(write("[sequence]\nbuilder = \"tse\"\nechoes = 3\n"
+                      "refocusing_deg = [150.0, 120.0, 100.0]\n" +
+                      std::string(kTissue)));
+  ASSERT_EQ(tse.sequence.events.size(), 7u);  // excitation, then a pulse and a readout per echo
+  EXPECT_NEAR(tse.sequence.events[3].flip_rad, 120.0 * 3.14159265358979 / 180, 1e-12);
+  const Deck mprage =
+      read_deck(write("[sequence]\nbuilder = \"mprage\"\nreadouts = 5\nshots = 2\n"
+                      "preparation = \"t2\"\n" +
+                      std::string(kTissue)));
+  EXPECT_EQ(mprage.sequence.sample_count(), 10);
+  std::string e =
+      error_of("[sequence]\nbuilder = \"tse\"\nechoes = 3\nrefocusing_deg = [150.0, 120.0]\n" +
+               std::string(kTissue));
+  EXPECT_NE(e.find("deck.toml:4"), std::string::npos) << e;
+  EXPECT_NE(e.find("refocusing_deg needs one flip or one per echo (3), got 2"), std::string::npos)
+      << e;
+  e = error_of("[sequence]\nbuilder = \"mprage\"\npreparation = \"saturation\"\n" +
+               std::string(kTissue));
+  EXPECT_NE(e.find("preparation must be"), std::string::npos) << e;
 }
 
 TEST_F(DeckTest, unknown_key_names_file_line_and_key) {

@@ -47,6 +47,80 @@ Description build_mese(const MeseParams& p) {
   return d;
 }
 
+Description build_tse(const TseParams& p) {
+  require(p.echoes >= 1, "tse", "echoes must be at least 1");
+  require(finite_positive(p.echo_spacing_s), "tse", "echo spacing must be positive");
+  require(p.refocusing_deg.size() == 1 || p.refocusing_deg.size() == std::size_t(p.echoes), "tse",
+          "refocusing_deg needs one flip or one per echo (" + std::to_string(p.echoes) + "), got " +
+              std::to_string(p.refocusing_deg.size()));
+  for (double f : p.refocusing_deg)
+    require(std::isfinite(f), "tse", "refocusing flips must be finite");
+  require_event_count(1.0 + 2.0 * p.echoes, "tse", "echoes");
+  Description d;
+  d.name = "tse";
+  d.parameters = {{"echoes", p.echoes},
+                  {"echo_spacing_s", p.echo_spacing_s},
+                  {"excitation_deg", p.excitation_deg},
+                  {"first_refocusing_deg", p.refocusing_deg.front()}};
+  const double half = 0.5 * p.echo_spacing_s;
+  d << Excitation{p.excitation_deg, p.excitation_phase_deg, half};
+  for (int n = 0; n < p.echoes; ++n) {
+    const double flip = p.refocusing_deg[p.refocusing_deg.size() == 1 ? 0 : std::size_t(n)];
+    d << Refocusing{flip, p.refocusing_phase_deg, half, true};
+    d << Readout{p.excitation_phase_deg, half, true, AfterReadout::nothing};
+  }
+  return d;
+}
+
+Description& operator<<(Description& d, const T2Preparation& prep) {
+  require(finite_positive(prep.te_s), "t2prep", "TE must be positive");
+  require(prep.refocusings >= 1, "t2prep", "at least one refocusing pulse is needed");
+  const double spacing = prep.te_s / prep.refocusings;
+  d << Excitation{90.0, 0.0, 0.5 * spacing};
+  for (int n = 0; n < prep.refocusings; ++n) {
+    const double after = n + 1 < prep.refocusings ? spacing : 0.5 * spacing;
+    d << Refocusing{180.0, 90.0, after, false};
+  }
+  return d << Excitation{90.0, 180.0, 0.0, action::spoil_after};
+}
+
+Description build_mprage(const MprageParams& p) {
+  require(p.readouts >= 1 && p.shots >= 1, "mprage", "readouts and shots must be at least 1");
+  require(finite_positive(p.tr_s), "mprage", "TR must be positive");
+  require(std::isfinite(p.te_s) && p.te_s >= 0.0 && p.te_s < p.tr_s, "mprage",
+          "TE must lie in [0, TR)");
+  require(std::isfinite(p.ti_s) && p.ti_s >= 0.0, "mprage", "TI must be >= 0");
+  require(std::isfinite(p.recovery_s) && p.recovery_s >= 0.0, "mprage", "recovery must be >= 0");
+  require_event_count(double(p.shots) * (2.0 * p.readouts + 8.0), "mprage", "shots and readouts");
+  Description d;
+  d.name = "mprage";
+  d.parameters = {{"ti_s", p.ti_s},
+                  {"readouts", p.readouts},
+                  {"flip_deg", p.flip_deg},
+                  {"tr_s", p.tr_s},
+                  {"te_s", p.te_s},
+                  {"recovery_s", p.recovery_s},
+                  {"shots", p.shots},
+                  {"t2prep_te_s", p.preparation == Preparation::t2 ? p.t2prep_te_s : 0.0}};
+  const AfterReadout after =
+      p.spoiler == Spoiler::ideal ? AfterReadout::spoil : AfterReadout::shift;
+  std::int64_t n = 0;  // readouts so far: the RF spoiling phase runs on across shots
+  for (int shot = 0; shot < p.shots; ++shot) {
+    if (p.preparation == Preparation::inversion) {
+      d << Excitation{180.0, 0.0, p.ti_s, action::spoil_after};
+    } else {
+      d << T2Preparation{p.t2prep_te_s, 1} << Delay{p.ti_s};
+    }
+    for (int r = 0; r < p.readouts; ++r, ++n) {
+      const double phase = p.phase_increment_deg * 0.5 * double(n) * double(n + 1);
+      d << Excitation{p.flip_deg, phase, p.te_s};
+      d << Readout{phase, p.tr_s - p.te_s, true, after};
+    }
+    d << Delay{p.recovery_s};
+  }
+  return d;
+}
+
 Description build_spgr(const SpgrParams& p) {
   require(p.repetitions >= 1, "spgr", "repetitions must be at least 1");
   require(finite_positive(p.tr_s), "spgr", "TR must be positive");

@@ -49,6 +49,50 @@ struct BssfpParams {
 };
 Description build_bssfp(const BssfpParams& p);
 
+// Turbo spin echo with a variable refocusing train: mese with one refocusing
+// flip per echo (`refocusing_deg` of length 1 repeats it).
+struct TseParams {
+  int echoes = 16;
+  double echo_spacing_s = 0.008;
+  double excitation_deg = 90.0;
+  double excitation_phase_deg = 0.0;
+  std::vector<double> refocusing_deg = {180.0};
+  double refocusing_phase_deg = 90.0;
+};
+Description build_tse(const TseParams& p);
+
+// T2 preparation: tip down (90 at phase 0), `refocusings` refocusing pulses
+// (180 at phase 90, CPMG) spaced te / refocusings with half a spacing before
+// the first and after the last, tip back up (90 at phase 180), spoil what is
+// left transverse. With ideal pulses it stores exp(-te / T2) whatever T1 and
+// the off-resonance.
+struct T2Preparation {
+  double te_s = 0.05;
+  int refocusings = 1;
+};
+Description& operator<<(Description& d, const T2Preparation& prep);
+
+// Magnetisation-prepared gradient echo (MPRAGE-style): per shot, a
+// preparation (an inversion, spoiled after it, or a T2 preparation), a delay
+// `ti_s` to the first readout, `readouts` spoiled gradient echoes (RF phase
+// quadratic with `phase_increment_deg` and one shift per readout, or ideal
+// spoiling), then a recovery delay; `shots` shots, every readout recorded.
+enum class Preparation { inversion, t2 };
+struct MprageParams {
+  Preparation preparation = Preparation::inversion;
+  double ti_s = 0.9;
+  double t2prep_te_s = 0.05;
+  int readouts = 64;
+  double flip_deg = 8.0;
+  double tr_s = 0.007;
+  double te_s = 0.003;
+  double recovery_s = 0.5;
+  int shots = 2;
+  double phase_increment_deg = 117.0;
+  Spoiler spoiler = Spoiler::gradient_shift;
+};
+Description build_mprage(const MprageParams& p);
+
 // One row of a fingerprinting schedule (the snapMRF CSV layout).
 struct MrfRow {
   double flip_fraction = 0.0;  // of the nominal flip angle

@@ -1,0 +1,145 @@
+// The builders of turbo spin echo trains, T2 preparation and prepared
+// gradient echo trains through the kernel on one backend, against closed
+// forms written out here and against the double-precision reference.
+// Included after tstForward.hpp (whose helpers it uses).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sequence/builders/builders.hpp"
+
+namespace larmor::test {
+
+// A variable refocusing train, on resonance, against the first two echoes
+// traced by hand through the EPG (excitation 90, CPMG refocusing flips b1, b2;
+// Q = sin^2(b/2), E1 = exp(-ESP/T1), E2 = exp(-ESP/T2)):
+//   echo 1 = Q1 E2
+//   echo 2 = Q1 Q2 E2^2 + (1/2) sin b1 sin b2 E2 E1
+// (the spin echo of a spin echo, and the stimulated echo stored in Z between
+// the two pulses), and the whole train against the reference.
+TEST(TEST_CATEGORY, tse_variable_refocusing_matches_its_first_echoes_and_the_reference) {
+  sequence::TseParams p;
+  p.echoes = 12;
+  p.echo_spacing_s = 0.009;
+  p.refocusing_deg = {160.0, 110.0, 70.0, 60.0, 60.0, 65.0, 75.0, 90.0, 110.0, 130.0, 150.0, 170.0};
+  const auto d = sequence::build_tse(p);
+  tissue::Tissue t;
+  t.voxels = 1;
+  t.t1_s.uniform = 0.9f;
+  t.t2_s.uniform = 0.07f;
+  const auto got = run_on_backend(d, t, 0);
+  const double deg = kx::pi / 180;
+  const double b1 = p.refocusing_deg[0] * deg, b2 = p.refocusing_deg[1] * deg;
+  const double e1 = std::exp(-p.echo_spacing_s / 0.9), e2 = std::exp(-p.echo_spacing_s / 0.07);
+  const double q1 = std::pow(std::sin(b1 / 2), 2), q2 = std::pow(std::sin(b2 / 2), 2);
+  EXPECT_NEAR(std::abs(sample(got, p.echoes, 0, 0)), q1 * e2, 2e-6);
+  EXPECT_NEAR(std::abs(sample(got, p.echoes, 0, 1)),
+              q1 * q2 * e2 * e2 + 0.5 * std::sin(b1) * std::sin(b2) * e2 * e1, 2e-6);
+  expect_matches_reference(d, random_tissue(9, 171), 0);
+}
+
+// One refocusing flip repeated is the mese builder, event for event.
+TEST(TEST_CATEGORY, tse_with_one_flip_is_the_mese_train) {
+  sequence::TseParams tse;
+  tse.echoes = 6;
+  tse.refocusing_deg = {140.0};
+  sequence::MeseParams mese;
+  mese.echoes = 6;
+  mese.echo_spacing_s = tse.echo_spacing_s;
+  mese.refocusing_deg = 140.0;
+  const auto a = sequence::build_tse(tse), b = sequence::build_mese(mese);
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (std::size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_EQ(a.events[i].kind, b.events[i].kind) << i;
+    EXPECT_EQ(a.events[i].action, b.events[i].action) << i;
+    EXPECT_DOUBLE_EQ(a.events[i].flip_rad, b.events[i].flip_rad) << i;
+    EXPECT_DOUBLE_EQ(a.events[i].phase_rad, b.events[i].phase_rad) << i;
+    EXPECT_DOUBLE_EQ(a.events[i].duration_s, b.events[i].duration_s) << i;
+  }
+}
+
+// With ideal pulses a T2 preparation of any number of refocusings stores
+// exp(-TE / T2) in Z whatever T1 and off-resonance; a 90 degree readout shows it.
+TEST(TEST_CATEGORY, t2_preparation_stores_its_t2_decay) {
+  for (int refocusings : {1, 4}) {
+    for (double te : {0.03, 0.09}) {
+      sequence::Description d;
+      d.name = "t2prep";
+      d << sequence::T2Preparation{te, refocusings} << sequence::Excitation{90.0, 0.0, 0.0}
+        << sequence::Readout{0.0, 0.0, true};
+      tissue::Tissue t;
+      t.voxels = 3;
+      t.t1_s.map = {0.3f, 1.0f, 2.0f};
+      t.t2_s.map = {0.03f, 0.08f, 0.2f};
+      t.df_hz.map = {0.0f, 25.0f, -40.0f};
+      const auto got = run_on_backend(d, t, 0);
+      for (int v = 0; v < 3; ++v) {
+        EXPECT_NEAR(std::abs(sample(got, 1, v, 0)),
+                    std::exp(-te / double(t.t2_s.map[std::size_t(v)])), 2e-6)
+            << refocusings << " refocusings, TE " << te << ", voxel " << v;
+      }
+    }
+  }
+}
+
+// A prepared gradient echo train with ideal spoiling: only Z survives from
+// one repetition to the next, so the longitudinal magnetisation before each
+// pulse follows the recurrence written out here in double, shot after shot:
+// preparation (inversion: Z -> -Z; T2 preparation: Z -> Z exp(-TE/T2)), TI,
+// then per readout the sample is M0 sin a Z exp(-TE/T2) and
+// Z -> Z cos a E1 + 1 - E1, then the recovery Z -> 1 - (1 - Z) exp(-TD/T1).
+TEST(TEST_CATEGORY, prepared_gradient_echo_follows_its_longitudinal_recurrence) {
+  for (auto prep : {sequence::Preparation::inversion, sequence::Preparation::t2}) {
+    sequence::MprageParams p;
+    p.preparation = prep;
+    p.readouts = 40;
+    p.shots = 3;
+    p.ti_s = 0.4;
+    p.recovery_s = 0.3;
+    p.flip_deg = 12.0;
+    p.spoiler = sequence::Spoiler::ideal;
+    const double m0 = 0.9, t1 = 0.8, t2 = 0.06;
+    tissue::Tissue t;
+    t.voxels = 1;
+    t.m0.uniform = float(m0);
+    t.t1_s.uniform = float(t1);
+    t.t2_s.uniform = float(t2);
+    const auto d = sequence::build_mprage(p);
+    const auto got = run_on_backend(d, t, 0);
+    const double a = p.flip_deg * kx::pi / 180, e1 = std::exp(-p.tr_s / t1);
+    double z = 1.0;
+    int n = 0;
+    for (int shot = 0; shot < p.shots; ++shot) {
+      if (prep == sequence::Preparation::inversion) {
+        z = -z;
+      } else {
+        z *= std::exp(-p.t2prep_te_s / t2);
+      }
+      z = 1.0 - (1.0 - z) * std::exp(-p.ti_s / t1);
+      for (int r = 0; r < p.readouts; ++r, ++n) {
+        const double want = m0 * std::sin(a) * z * std::exp(-p.te_s / t2);
+        EXPECT_NEAR(std::abs(sample(got, p.readouts * p.shots, 0, n)), std::abs(want), 2e-6)
+            << "shot " << shot << ", readout " << r;
+        z = z * std::cos(a) * e1 + 1.0 - e1;
+      }
+      z = 1.0 - (1.0 - z) * std::exp(-p.recovery_s / t1);
+    }
+  }
+}
+
+// With RF spoiling and gradient shifts instead: the kernel against the
+// reference (both preparations).
+TEST(TEST_CATEGORY, prepared_gradient_echo_matches_reference) {
+  for (auto prep : {sequence::Preparation::inversion, sequence::Preparation::t2}) {
+    sequence::MprageParams p;
+    p.preparation = prep;
+    p.readouts = 30;
+    p.shots = 2;
+    expect_matches_reference(sequence::build_mprage(p), random_tissue(7, 181), 24);
+  }
+}
+
+}  // namespace larmor::test
