@@ -1,5 +1,8 @@
 #include "sequence/operators.hpp"
 
+#include <cmath>
+#include <stdexcept>
+
 namespace larmor::sequence {
 
 namespace {
@@ -18,6 +21,26 @@ Description& append(Description& d, EventKind kind, double then_s, std::uint32_t
 
 Description& operator<<(Description& d, const Excitation& op) {
   return append(d, EventKind::pulse, op.then_s, op.extra_action, op.flip_deg, op.phase_deg);
+}
+
+Description& operator<<(Description& d, const ShapedPulse& op) {
+  std::complex<double> area = 0.0;
+  for (const auto& x : op.shape) area += x;
+  if (op.shape.empty() || !(std::abs(area) > 0.0) || !std::isfinite(std::abs(area))) {
+    throw std::invalid_argument(
+        "shaped pulse: the waveform is empty or its area is zero or not finite");
+  }
+  if (!(op.duration_s > 0.0) || !std::isfinite(op.duration_s)) {
+    throw std::invalid_argument("shaped pulse: the duration must be positive");
+  }
+  const double dt = op.duration_s / double(op.shape.size());
+  append(d, EventKind::wait, 0.5 * dt, 0u);
+  for (std::size_t i = 0; i < op.shape.size(); ++i) {
+    const double after = i + 1 < op.shape.size() ? dt : 0.5 * dt + op.then_s;
+    append(d, EventKind::pulse, after, 0u, op.flip_deg * std::abs(op.shape[i]) / std::abs(area),
+           op.phase_deg + std::arg(op.shape[i]) / deg);
+  }
+  return d;
 }
 
 Description& operator<<(Description& d, const Refocusing& op) {

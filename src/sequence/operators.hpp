@@ -6,6 +6,9 @@
 // directly, and reaches the kernels unchanged.
 #pragma once
 
+#include <complex>
+#include <vector>
+
 #include "sequence/description.hpp"
 
 namespace larmor::sequence {
@@ -53,7 +56,23 @@ struct Delay {
   double duration_s = 0.0;
 };
 
+// A shaped (non-selective) RF pulse as hard pulses: the complex waveform
+// `shape` (any units) is split into its samples, each an instantaneous pulse
+// of flip flip_deg |s_i| / |sum s| at phase phase_deg + arg s_i, a sample
+// spacing dt = duration_s / N apart with dt / 2 before the first and after
+// the last (then `then_s`), so relaxation and off-resonance act during the
+// pulse. The small-tip area of the whole pulse is flip_deg. Accurate to
+// O(dt^2) against the Bloch equations (tests/epg/tstBuilders.hpp).
+struct ShapedPulse {
+  std::vector<std::complex<double>> shape;
+  double flip_deg = 90.0;
+  double duration_s = 1e-3;
+  double phase_deg = 0.0;
+  double then_s = 0.0;
+};
+
 Description& operator<<(Description& d, const Excitation& op);
+Description& operator<<(Description& d, const ShapedPulse& op);
 Description& operator<<(Description& d, const Refocusing& op);
 Description& operator<<(Description& d, const Readout& op);
 Description& operator<<(Description& d, const Dephase& op);

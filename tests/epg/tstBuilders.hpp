@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
+#include <stdexcept>
 #include <vector>
 
 #include "sequence/builders/builders.hpp"
+#include "sequence/operators.hpp"
 
 namespace larmor::test {
 
@@ -140,6 +143,52 @@ TEST(TEST_CATEGORY, prepared_gradient_echo_matches_reference) {
     p.shots = 2;
     expect_matches_reference(sequence::build_mprage(p), random_tissue(7, 181), 24);
   }
+}
+
+// A rectangular shaped pulse. On resonance its hard pulses add up to one
+// pulse of the whole flip exactly (rotations about one axis). Off resonance
+// the Bloch equations rotate M about the effective field Omega = (w1 cos p,
+// w1 sin p, 2 pi df) by |Omega| tau (Rodrigues' formula below); the
+// symmetric hard-pulse splitting converges to it at second order, so halving
+// the sample spacing divides the error by four.
+TEST(TEST_CATEGORY, shaped_pulse_converges_to_the_bloch_rotation) {
+  const double flip = 90.0, tau = 2e-3, phase = 30.0, df = 300.0;
+  const auto pulse_signal = [&](int samples, double off_resonance) {
+    sequence::Description d;
+    d.name = "shaped";
+    d << sequence::ShapedPulse{std::vector<std::complex<double>>(std::size_t(samples), 1.0), flip,
+                               tau, phase, 0.0}
+      << sequence::Readout{0.0, 0.0, true};
+    tissue::Tissue t;
+    t.voxels = 1;
+    t.df_hz.uniform = float(off_resonance);
+    const auto got = run_on_backend(d, t, 0);
+    return sample(got, 1, 0, 0);
+  };
+  const double p = phase * kx::pi / 180, a = flip * kx::pi / 180;
+  // On resonance: -i e^{ip} sin a, for any sample count.
+  const Complex hard = Complex(0.0, -1.0) * std::exp(Complex(0.0, p)) * std::sin(a);
+  for (int n : {1, 7, 64}) EXPECT_LT(std::abs(pulse_signal(n, 0.0) - hard), 2e-6) << n;
+  // Off resonance: M = R(n, theta) z with Rodrigues' formula.
+  const double w1 = a / tau, dw = 2 * kx::pi * df;
+  const double omega = std::sqrt(w1 * w1 + dw * dw), theta = omega * tau;
+  const double nx = w1 * std::cos(p) / omega, ny = w1 * std::sin(p) / omega, nz = dw / omega;
+  // R z = z cos + (n x z) sin + n nz (1 - cos), with n x z = (ny, -nx, 0).
+  const double mx = ny * std::sin(theta) + nx * nz * (1 - std::cos(theta));
+  const double my = -nx * std::sin(theta) + ny * nz * (1 - std::cos(theta));
+  const Complex bloch(mx, my);
+  const double err50 = std::abs(pulse_signal(50, df) - bloch);
+  const double err100 = std::abs(pulse_signal(100, df) - bloch);
+  EXPECT_LT(err100, 2e-3);
+  EXPECT_GT(err50 / err100, 3.5) << err50 << " " << err100;
+  EXPECT_LT(err50 / err100, 4.5) << err50 << " " << err100;
+}
+
+TEST(TEST_CATEGORY, shaped_pulse_refuses_an_empty_or_zero_area_waveform) {
+  sequence::Description d;
+  EXPECT_THROW((d << sequence::ShapedPulse{{}, 90.0, 1e-3, 0.0, 0.0}), std::invalid_argument);
+  EXPECT_THROW((d << sequence::ShapedPulse{{1.0, -1.0}, 90.0, 1e-3, 0.0, 0.0}),
+               std::invalid_argument);
 }
 
 }  // namespace larmor::test
