@@ -80,6 +80,15 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     }
     return build_mprage(p);
   }
+  if (builder == "dess") {
+    DessParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.dummy_repetitions = s.integer("dummy_repetitions", p.dummy_repetitions, 0);
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    return build_dess(p);
+  }
   if (builder == "spgr") {
     SpgrParams p;
     p.flip_deg = s.number("flip_deg", p.flip_deg);
@@ -215,7 +224,7 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 }  // namespace
 
 std::vector<std::string> builder_names() {
-  return {"mese", "tse", "spgr", "mprage", "bssfp", "mrf"};
+  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf"};
 }
 
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections) {

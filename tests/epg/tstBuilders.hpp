@@ -191,4 +191,29 @@ TEST(TEST_CATEGORY, shaped_pulse_refuses_an_empty_or_zero_area_waveform) {
                std::invalid_argument);
 }
 
+// DESS: with T2 far below TR no transverse coherence survives a repetition, so
+// S+ is the Ernst signal times exp(-TE/T2) and S- vanishes (both to within
+// the surviving fraction exp(-TR/T2) = 4.5e-5 here); with long T2 both echoes
+// against the reference.
+TEST(TEST_CATEGORY, dess_echoes_reach_their_short_t2_limit_and_match_reference) {
+  sequence::DessParams p;
+  p.flip_deg = 25.0;
+  p.tr_s = 0.010;
+  p.te_s = 0.002;
+  p.repetitions = 2;
+  tissue::Tissue t;
+  t.voxels = 1;
+  t.t1_s.uniform = 0.5f;
+  t.t2_s.uniform = 0.001f;
+  const auto got = run_on_backend(sequence::build_dess(p), t, 0);
+  const double ernst =
+      closed_form::ernst_signal(p.flip_deg * kx::pi / 180, p.tr_s, 0.5, 0.001, p.te_s);
+  const double surviving = std::exp(-p.tr_s / 0.001);
+  EXPECT_NEAR(std::abs(sample(got, 4, 0, 2)), ernst, 2 * surviving + 2e-6);
+  EXPECT_LT(std::abs(sample(got, 4, 0, 3)), 2 * surviving + 2e-6);
+  p.dummy_repetitions = 60;
+  p.repetitions = 4;
+  expect_matches_reference(sequence::build_dess(p), random_tissue(7, 191), 0);
+}
+
 }  // namespace larmor::test

@@ -77,7 +77,7 @@ path = "out.h5"
 }
 
 TEST_F(DeckTest, shipped_decks_parse) {
-  for (const char* name : {"default", "mese", "tse", "spgr", "mprage", "bssfp", "mrf"}) {
+  for (const char* name : {"default", "mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf"}) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW(read_deck(std::string(LARMOR_SOURCE_DIR "/inputs") + "/" + name + ".toml"));
   }

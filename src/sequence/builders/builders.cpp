@@ -121,6 +121,33 @@ Description build_mprage(const MprageParams& p) {
   return d;
 }
 
+Description build_dess(const DessParams& p) {
+  require(finite_positive(p.tr_s), "dess", "TR must be positive");
+  require(std::isfinite(p.te_s) && p.te_s >= 0.0 && 2.0 * p.te_s <= p.tr_s, "dess",
+          "TE must lie in [0, TR / 2]");
+  require(p.repetitions >= 1 && p.dummy_repetitions >= 0, "dess",
+          "repetitions must be >= 1 and dummy_repetitions >= 0");
+  require_event_count(3.0 * (double(p.dummy_repetitions) + p.repetitions), "dess",
+                      "repetitions and dummy_repetitions");
+  Description d;
+  d.name = "dess";
+  d.parameters = {{"flip_deg", p.flip_deg},
+                  {"tr_s", p.tr_s},
+                  {"te_s", p.te_s},
+                  {"repetitions", p.repetitions},
+                  {"dummy_repetitions", p.dummy_repetitions}};
+  for (int n = 0; n < p.dummy_repetitions + p.repetitions; ++n) {
+    d << Excitation{p.flip_deg, 0.0, p.te_s};
+    if (n < p.dummy_repetitions) {
+      d << Dephase{p.tr_s - p.te_s};
+    } else {
+      d << Readout{0.0, p.tr_s - 2.0 * p.te_s, true, AfterReadout::shift};
+      d << Readout{0.0, p.te_s, true, AfterReadout::nothing};
+    }
+  }
+  return d;
+}
+
 Description build_spgr(const SpgrParams& p) {
   require(p.repetitions >= 1, "spgr", "repetitions must be at least 1");
   require(finite_positive(p.tr_s), "spgr", "TR must be positive");

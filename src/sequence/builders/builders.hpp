@@ -93,6 +93,21 @@ struct MprageParams {
 };
 Description build_mprage(const MprageParams& p);
 
+// Double-echo steady state (DESS): per repetition a pulse (constant phase,
+// no RF spoiling), the FID echo S+ sampled at TE, an unbalanced gradient that
+// dephases one order, and the echo S- sampled TE before the next pulse (the
+// sample records F+_0 there, the conjugate of the refocused F-_0). `dummy`
+// repetitions reach the steady state unrecorded; each recorded repetition
+// gives two samples, S+ then S-.
+struct DessParams {
+  double flip_deg = 30.0;
+  double tr_s = 0.020;
+  double te_s = 0.005;
+  int dummy_repetitions = 300;
+  int repetitions = 1;
+};
+Description build_dess(const DessParams& p);
+
 // One row of a fingerprinting schedule (the snapMRF CSV layout).
 struct MrfRow {
   double flip_fraction = 0.0;  // of the nominal flip angle
