@@ -21,6 +21,13 @@ using detail::Section;
 
 double ms(double v) { return v * 1e-3; }
 
+sequence::Spoiler spoiler_of(const Section& s) {
+  const std::string spoiler = s.string("spoiler", "gradient");
+  if (spoiler == "ideal") return sequence::Spoiler::ideal;
+  if (spoiler != "gradient") s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
+  return sequence::Spoiler::gradient_shift;
+}
+
 sequence::Description build_sequence(const std::string& builder, const Section& s,
                                      const fs::path& deck_dir,
                                      std::optional<sequence::MrfParams>& mrf) {
@@ -72,12 +79,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.recovery_s = ms(s.number("recovery_ms", p.recovery_s * 1e3));
     p.shots = s.integer("shots", p.shots, 1);
     p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
-    const std::string spoiler = s.string("spoiler", "gradient");
-    if (spoiler == "ideal") {
-      p.spoiler = Spoiler::ideal;
-    } else if (spoiler != "gradient") {
-      s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
-    }
+    p.spoiler = spoiler_of(s);
     return build_mprage(p);
   }
   if (builder == "dess") {
@@ -96,14 +98,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
     p.repetitions = s.integer("repetitions", p.repetitions, 1);
     p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
-    const std::string spoiler = s.string("spoiler", "gradient");
-    if (spoiler == "gradient") {
-      p.spoiler = Spoiler::gradient_shift;
-    } else if (spoiler == "ideal") {
-      p.spoiler = Spoiler::ideal;
-    } else {
-      s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
-    }
+    p.spoiler = spoiler_of(s);
     return build_spgr(p);
   }
   if (builder == "bssfp") {
