@@ -157,6 +157,12 @@ TEST(Mrd, bad_messages_are_refused_by_name) {
   put_text(s, message::header, "<b/>");
   EXPECT_NE(error_of(s).find("a second HEADER"), std::string::npos);
   EXPECT_THROW(sequence_parameters("<not xml", "x"), MrdError);
+  // A header claiming 65535 samples on 65535 channels, refused before allocating.
+  s.clear();
+  put_acquisition(s, 0, 0, 0, 0);
+  const std::uint16_t huge[3] = {65535, 65535, 65535};
+  std::memcpy(&s[2 + 34], huge, sizeof huge);
+  EXPECT_NE(error_of(s).find("over 1 GiB"), std::string::npos) << error_of(s);
 }
 
 TEST(Mrd, builders_refuse_missing_parameters_by_element) {

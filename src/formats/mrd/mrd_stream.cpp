@@ -106,8 +106,17 @@ Measurement read_stream(std::istream& in, const std::string& name) {
         ISMRMRD::ISMRMRD_AcquisitionHeader h;
         r.read(&h, sizeof h, "ACQUISITION header");
         Acquisition a = detail::acquisition_of(h);
-        if (a.samples > 0 && a.channels == 0)
+        if (a.samples > 0 && a.channels == 0) {
           r.fail("acquisition with samples but no active channel");
+        }
+        // Sized before anything is allocated: a header may claim 65535 samples
+        // on 65535 channels.
+        const std::uint64_t bytes =
+            std::uint64_t(a.samples) * (std::uint64_t(a.channels) * sizeof(std::complex<float>) +
+                                        std::uint64_t(a.trajectory_dimensions) * sizeof(float));
+        if (bytes > max_message_bytes) {
+          r.fail("acquisition claims " + std::to_string(bytes) + " bytes of data (over 1 GiB)");
+        }
         a.trajectory.resize(std::size_t(a.samples) * a.trajectory_dimensions);
         r.read(a.trajectory.data(), a.trajectory.size() * sizeof(float), "ACQUISITION trajectory");
         a.data.resize(std::size_t(a.samples) * a.channels);
