@@ -203,6 +203,35 @@ TEST(Mrd, hdf5_dataset_is_read_to_its_values) {
   std::filesystem::remove(path);
 }
 
+// A series of 3 complex 3 x 2 images becomes 6 voxel signals of 3 samples:
+// voxel (x, y) of image n holds (x + 3 y, n). (libismrmrd itself refuses to
+// store images of different sizes under one name, so the reader's own check
+// of that cannot be exercised through a file it writes.)
+TEST(Mrd, image_series_become_voxel_signals) {
+  const auto path = (std::filesystem::temp_directory_path() / "larmor-mrd-images.h5").string();
+  std::filesystem::remove(path);
+  {
+    ISMRMRD::Dataset d(path.c_str(), "dataset", true);
+    for (int n = 0; n < 3; ++n) {
+      ISMRMRD::Image<std::complex<float>> im(3, 2, 1, 1);
+      for (int y = 0; y < 2; ++y) {
+        for (int x = 0; x < 3; ++x) im(x, y) = std::complex<float>(float(x + 3 * y), float(n));
+      }
+      d.appendImage("contrasts", im);
+    }
+  }
+  const ImageSeries s = read_image_series(path, "contrasts");
+  EXPECT_EQ(s.nx, 3);
+  EXPECT_EQ(s.ny, 2);
+  EXPECT_EQ(s.images, 3);
+  ASSERT_EQ(s.signals.size(), 6u * 3 * 2);
+  const int voxel = 1 + 3 * 1;  // x = 1, y = 1
+  EXPECT_EQ(s.signals[(voxel * 3 + 2) * 2], 4.0f);
+  EXPECT_EQ(s.signals[(voxel * 3 + 2) * 2 + 1], 2.0f);
+  EXPECT_THROW(read_image_series(path, "absent"), MrdError);
+  std::filesystem::remove(path);
+}
+
 // The fuzz target's seed (tests/data/mrd/seed-stream.mrd, written byte by
 // byte by a script to the layout above) reads to its values, and every
 // finding kept in fuzz-regressions/ is read or refused with an MrdError.

@@ -52,6 +52,46 @@ Measurement read_dataset(const std::string& path, const std::string& group) {
   return m;
 }
 
+ImageSeries read_image_series(const std::string& path, const std::string& variable,
+                              const std::string& group) {
+  if (!std::filesystem::exists(path)) throw MrdError(path + ": no such MRD file");
+  ImageSeries out;
+  try {
+    ISMRMRD::Dataset d(path.c_str(), group.c_str(), false);
+    const std::uint32_t count = d.getNumberOfImages(variable);
+    if (count == 0) throw MrdError(path + ": no images under '" + group + "/" + variable + "'");
+    std::vector<ISMRMRD::Image<std::complex<float>>> images(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      d.readImage(variable, i, images[i]);
+      const auto& im = images[i];
+      if (i == 0) {
+        out.nx = im.getMatrixSizeX();
+        out.ny = im.getMatrixSizeY();
+        out.nz = im.getMatrixSizeZ();
+      } else if (im.getMatrixSizeX() != out.nx || im.getMatrixSizeY() != out.ny ||
+                 im.getMatrixSizeZ() != out.nz) {
+        throw MrdError(path + ": image " + std::to_string(i) + " of '" + variable +
+                       "' differs in matrix size from image 0");
+      }
+    }
+    out.images = int(count);
+    const std::size_t voxels = std::size_t(out.nx) * out.ny * out.nz;
+    out.signals.resize(voxels * count * 2);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      const std::complex<float>* data = images[i].getDataPtr();  // x fastest, channel 0 first
+      for (std::size_t v = 0; v < voxels; ++v) {
+        out.signals[(v * count + i) * 2] = data[v].real();
+        out.signals[(v * count + i) * 2 + 1] = data[v].imag();
+      }
+    }
+  } catch (const MrdError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw MrdError(path + ": images '" + group + "/" + variable + "': " + e.what());
+  }
+  return out;
+}
+
 SequenceParameters sequence_parameters(const std::string& xml, const std::string& source) {
   ISMRMRD::IsmrmrdHeader h;
   try {

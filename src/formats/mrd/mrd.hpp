@@ -67,6 +67,17 @@ SequenceParameters sequence_parameters(const std::string& xml, const std::string
 sequence::Description instantiate_builder(const SequenceParameters& p, const std::string& builder,
                                           const std::string& source, int echoes_or_repetitions);
 
+// A series of complex images (one per contrast or time point) stored under
+// `variable` of an ISMRMRD HDF5 file, as one signal per voxel:
+// signals[voxel][image][re, im] with voxels in x-fastest order of the first
+// channel. Every image must have the first one's matrix size.
+struct ImageSeries {
+  int nx = 0, ny = 0, nz = 0, images = 0;
+  std::vector<float> signals;
+};
+ImageSeries read_image_series(const std::string& path, const std::string& variable,
+                              const std::string& group = "dataset");
+
 // One signal per acquisition: its samples on `channel`, as [acquisition]
 // [sample][re, im] floats; every acquisition must have the same sample count.
 std::vector<float> acquisition_signals(const Measurement& m, int channel, int* samples);
