@@ -35,6 +35,12 @@ template <class ExecSpace>
 using CotangentsOf =
     Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
 
+// Orders a reverse sweep's checkpoint rows hold: the grouped layout pads to
+// 16 or 64 (its blocks), the plain one keeps the run's count.
+inline int padded_reverse_orders(int orders) {
+  return orders <= 16 ? 16 : (orders <= 64 ? 64 : orders);
+}
+
 // The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
 inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));

@@ -52,8 +52,7 @@ Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
 
 // Which layout runs: LARMOR_ADJOINT_LAYOUT, else grouped (faster on both
 // kinds of backend: 1.3-1.9x on one host core, docs/performance.md).
-template <class ExecSpace>
-bool use_grouped_layout(int orders) {
+inline bool use_grouped_layout(int orders) {
   if (orders > 64) return false;
   const char* text = std::getenv("LARMOR_ADJOINT_LAYOUT");
   if (text != nullptr && *text != '\0') {
@@ -109,7 +108,7 @@ void simulate_reverse(const ExecSpace& exec,
   const auto run = [&](auto kernel, const auto& policy) {
     Kokkos::parallel_for(adjoint_kernel_name, policy, kernel);
   };
-  if (use_grouped_layout<ExecSpace>(events.orders)) {
+  if (use_grouped_layout(events.orders)) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
     // team. Host: a team of one thread holding every order.
     const auto grouped = [&](auto opt_constant, int group_threads) {
