@@ -41,9 +41,16 @@ inline int padded_reverse_orders(int orders) {
   return orders <= 16 ? 16 : (orders <= 64 ? 64 : orders);
 }
 
-// The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
+// Streams up to this many events keep every state (one stretch, the whole
+// stream): the forward sweep stores them and the reverse sweep needs no
+// replay. 256 states of 64 orders are 393 KB per voxel.
+inline constexpr int keep_every_state_up_to = 256;
+
+// The checkpoint interval: the whole stream for short ones; else sqrt(E),
+// which minimises checkpoints plus one stretch.
 inline int default_checkpoint_interval(int events) {
-  return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
+  if (events <= keep_every_state_up_to) return events < 1 ? 1 : events;
+  return int(std::ceil(std::sqrt(double(events))));
 }
 
 // For the loss L = sum over voxels and samples of Re(conj(w) y), with w the

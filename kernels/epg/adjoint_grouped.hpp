@@ -164,8 +164,12 @@ struct GroupedAdjointKernel {
     x.shuffle = group_threads > 1;
     Block s, s1, lam;
     s.reset(thread);
+    // One stretch holding the whole stream: the forward sweep fills it and
+    // the reverse sweep needs no replay.
+    const bool keep_all = interval >= events.count;
     for (int e = 0; e < events.count; ++e) {
-      if (active && e % interval == 0) save(checkpoints, v, e / interval, s);
+      if (active && keep_all) save(stretch, v, e, s);
+      if (active && !keep_all && e % interval == 0) save(checkpoints, v, e / interval, s);
       apply_event(team, x, s, events.records(e), t);
     }
     lam.reset(thread);
@@ -175,10 +179,12 @@ struct GroupedAdjointKernel {
     for (int c = stretches - 1; c >= 0; --c) {
       const int first = c * interval;
       const int end = first + interval < events.count ? first + interval : events.count;
-      if (active) load(checkpoints, v, c, s);
-      for (int e = first; e < end; ++e) {
-        if (active) save(stretch, v, e - first, s);
-        apply_event(team, x, s, events.records(e), t);
+      if (!keep_all) {
+        if (active) load(checkpoints, v, c, s);
+        for (int e = first; e < end; ++e) {
+          if (active) save(stretch, v, e - first, s);
+          apply_event(team, x, s, events.records(e), t);
+        }
       }
       for (int e = end - 1; e >= first; --e) {
         if (active) load(stretch, v, e - first, s);
