@@ -9,6 +9,9 @@
 #include <toml++/toml.h>
 
 #include "formats/deck_section.hpp"
+#if LARMOR_HAVE_ISMRMRD
+#include "formats/mrd/mrd.hpp"
+#endif
 #include "sequence/builders/builders.hpp"
 
 namespace larmor::formats {
@@ -32,6 +35,23 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
                                      const fs::path& deck_dir,
                                      std::optional<sequence::MrfParams>& mrf) {
   using namespace sequence;
+  if (s.has("mrd")) {
+    // The builder's parameters from an MRD file's XML header (docs/mrd.md).
+    const fs::path file = deck_dir / s.string("mrd", "");
+    const int count = s.integer("count", 0, 0);
+#if LARMOR_HAVE_ISMRMRD
+    try {
+      const auto m = mrd::read_dataset(file.string());
+      return mrd::instantiate_builder(mrd::sequence_parameters(m.header_xml, file.string()),
+                                      builder, file.string(), count);
+    } catch (const mrd::MrdError& e) {
+      s.fail("mrd", std::string("could not be used: ") + e.what());
+    }
+#else
+    (void)count;
+    s.fail("mrd", "needs libismrmrd, which this build of larmor lacks");
+#endif
+  }
   if (builder == "mese") {
     MeseParams p;
     p.echoes = s.integer("echoes", p.echoes, 1);

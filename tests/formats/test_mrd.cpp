@@ -6,12 +6,14 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
 #include <ismrmrd/xml.h>
 
+#include "formats/deck.hpp"
 #include "formats/mrd/mrd.hpp"
 #include "larmor_config.hpp"
 
@@ -230,6 +232,37 @@ TEST(Mrd, image_series_become_voxel_signals) {
   EXPECT_EQ(s.signals[(voxel * 3 + 2) * 2 + 1], 2.0f);
   EXPECT_THROW(read_image_series(path, "absent"), MrdError);
   std::filesystem::remove(path);
+}
+
+// A deck takes a builder's parameters from an MRD file's header.
+TEST(Mrd, a_deck_instantiates_its_builder_from_an_mrd_header) {
+  const auto dir = std::filesystem::temp_directory_path() / "larmor-mrd-deck";
+  std::filesystem::create_directories(dir);
+  const auto scan = (dir / "scan.h5").string();
+  std::filesystem::remove(scan);
+  {
+    ISMRMRD::Dataset d(scan.c_str(), "dataset", true);
+    d.writeHeader(header_xml(true));
+  }
+  const std::string tissue = "\n[tissue]\nt1_ms = 1000.0\nt2_ms = 100.0\n";
+  std::ofstream(dir / "deck.toml")
+      << "[sequence]\nbuilder = \"spgr\"\nmrd = \"scan.h5\"\ncount = 10\n"
+      << tissue;
+  const formats::Deck deck = formats::read_deck((dir / "deck.toml").string());
+  ASSERT_EQ(deck.sequence.events.size(), 20u);
+  EXPECT_NEAR(deck.sequence.events[0].flip_rad, 15.0 * 3.14159265358979 / 180, 1e-12);
+  EXPECT_NEAR(deck.sequence.events[0].duration_s + deck.sequence.events[1].duration_s, 8e-3, 1e-9);
+  std::ofstream(dir / "bad.toml") << "[sequence]\nbuilder = \"spgr\"\nmrd = \"absent.h5\"\n"
+                                  << tissue;
+  try {
+    formats::read_deck((dir / "bad.toml").string());
+    FAIL() << "accepted";
+  } catch (const formats::DeckError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.toml:3: [sequence] mrd could not be used"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // The fuzz target's seed (tests/data/mrd/seed-stream.mrd, written byte by
