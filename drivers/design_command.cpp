@@ -49,32 +49,34 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   const std::size_t params = dd.crlb.estimated.size();
   const bool talk = comm.is_root() && !args.quiet;
 
-  const auto objective = [&](const std::vector<double>& x, std::vector<double>* gradient) {
+  // Every evaluation also sums up its bounds: the optimiser reports each
+  // accepted point right after evaluating it, so its summary is the last one.
+  Summary last;
+  std::vector<double> last_x;
+  const auto evaluate = [&](const std::vector<double>& x, std::vector<double>* gradient) {
     const sequence::Description train = sequence::build_mrf(space.decode(x));
     const auto ev = design::evaluate_crlb(train, local.tissue, dd.crlb, gradient != nullptr);
-    const double f =
+    last = Summary{};
+    last.objective =
         comm.all_reduce_sum(ev.finite ? ev.objective : std::numeric_limits<double>::infinity());
-    if (gradient) {
-      std::vector<double> g = ev.event_gradients;
-      comm.all_reduce_sum(g);
-      *gradient = space.chain(train, g);
-    }
-    return f;
-  };
-  const auto summarise = [&](const std::vector<double>& x) {
-    const sequence::Description train = sequence::build_mrf(space.decode(x));
-    const auto ev = design::evaluate_crlb(train, local.tissue, dd.crlb, false);
-    Summary s;
-    s.objective =
-        comm.all_reduce_sum(ev.finite ? ev.objective : std::numeric_limits<double>::infinity());
-    s.scan_time_s = ev.scan_time_s;
+    last.scan_time_s = ev.scan_time_s;
     std::vector<double> squares(params, 0.0);
     for (std::size_t i = 0; i < ev.relative_sd.size(); ++i) {
       squares[i % params] += ev.relative_sd[i] * ev.relative_sd[i];
     }
     comm.all_reduce_sum(squares);
-    for (double q : squares) s.rms_relative_sd.push_back(std::sqrt(q / double(local.total)));
-    return s;
+    for (double q : squares) last.rms_relative_sd.push_back(std::sqrt(q / double(local.total)));
+    last_x = x;
+    if (gradient) {
+      std::vector<double> g = ev.event_gradients;
+      comm.all_reduce_sum(g);
+      *gradient = space.chain(train, g);
+    }
+    return last.objective;
+  };
+  const auto summarise = [&](const std::vector<double>& x) {
+    if (x != last_x) evaluate(x, nullptr);
+    return last;
   };
 
   const auto& names = design::tissue_direction_names();
@@ -112,7 +114,7 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
                  comm.size(), dd.crlb.noise_sigma);
   }
   const auto result =
-      design::minimise_in_unit_box(objective, space.encode(space.start), dd.optimiser, on_step);
+      design::minimise_in_unit_box(evaluate, space.encode(space.start), dd.optimiser, on_step);
   if (comm.is_root()) {
     formats::write_text_atomically(
         dd.deck.output_path, sequence::format_mrf_schedule_csv(space.decode(result.x).schedule));

@@ -25,13 +25,27 @@ std::vector<double> scaled(const ISMRMRD::Optional<std::vector<float>>& v, doubl
   return out;
 }
 
+// Opens an ISMRMRD file's group and runs `read` on it; libismrmrd's errors
+// become MrdErrors naming the file and what was being read.
+template <class Read>
+void with_dataset(const std::string& path, const std::string& group, const std::string& what,
+                  Read read) {
+  if (!std::filesystem::exists(path)) throw MrdError(path + ": no such MRD file");
+  try {
+    ISMRMRD::Dataset d(path.c_str(), group.c_str(), false);
+    read(d);
+  } catch (const MrdError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw MrdError(path + ": " + what + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 Measurement read_dataset(const std::string& path, const std::string& group) {
-  if (!std::filesystem::exists(path)) throw MrdError(path + ": no such MRD file");
   Measurement m;
-  try {
-    ISMRMRD::Dataset d(path.c_str(), group.c_str(), false);
+  with_dataset(path, group, "group '" + group + "'", [&](ISMRMRD::Dataset& d) {
     d.readHeader(m.header_xml);
     const std::uint32_t count = d.getNumberOfAcquisitions();
     for (std::uint32_t i = 0; i < count; ++i) {
@@ -43,21 +57,15 @@ Measurement read_dataset(const std::string& path, const std::string& group) {
                           acq.getTrajPtr() + std::size_t(a.samples) * a.trajectory_dimensions);
       m.acquisitions.push_back(std::move(a));
     }
-  } catch (const MrdError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw MrdError(path + ": group '" + group + "': " + e.what());
-  }
+  });
   m.closed = true;
   return m;
 }
 
 ImageSeries read_image_series(const std::string& path, const std::string& variable,
                               const std::string& group) {
-  if (!std::filesystem::exists(path)) throw MrdError(path + ": no such MRD file");
   ImageSeries out;
-  try {
-    ISMRMRD::Dataset d(path.c_str(), group.c_str(), false);
+  with_dataset(path, group, "images '" + group + "/" + variable + "'", [&](ISMRMRD::Dataset& d) {
     const std::uint32_t count = d.getNumberOfImages(variable);
     if (count == 0) throw MrdError(path + ": no images under '" + group + "/" + variable + "'");
     std::vector<ISMRMRD::Image<std::complex<float>>> images(count);
@@ -84,11 +92,7 @@ ImageSeries read_image_series(const std::string& path, const std::string& variab
         out.signals[(v * count + i) * 2 + 1] = data[v].imag();
       }
     }
-  } catch (const MrdError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw MrdError(path + ": images '" + group + "/" + variable + "': " + e.what());
-  }
+  });
   return out;
 }
 
