@@ -39,4 +39,12 @@ struct DesignArgs {
 void add_design(CLI::App& app, DesignArgs& args);
 int run_design(const DesignArgs& args, const parallel::Communicator& comm);
 
+struct ExportArgs {
+  std::string deck;
+  std::string output;
+  double crusher_moment_per_m = 1000.0;
+};
+void add_export(CLI::App& app, ExportArgs& args);
+int run_export(const ExportArgs& args, const parallel::Communicator& comm);
+
 }  // namespace larmor::drivers

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
   larmor::drivers::add_bench(app, bench_args);
   larmor::drivers::DesignArgs design_args;
   larmor::drivers::add_design(app, design_args);
+  larmor::drivers::ExportArgs export_args;
+  larmor::drivers::add_export(app, export_args);
 
   // Kokkos' own flags were consumed above; hide any left from CLI11.
   std::vector<std::string> cli_args;
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
       status = larmor::drivers::run_simulate(simulate_args, world);
     if (app.got_subcommand("bench")) status = larmor::drivers::run_bench(bench_args, world);
     if (app.got_subcommand("design")) status = larmor::drivers::run_design(design_args, world);
+    if (app.got_subcommand("export")) status = larmor::drivers::run_export(export_args, world);
   } catch (const std::exception& e) {
     if (world.size() == 1) {
       std::fprintf(stderr, "larmor: error: %s\n", e.what());

@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "formats/deck_section.hpp"
+#include "formats/pulseq/pulseq_events.hpp"
 #if LARMOR_HAVE_ISMRMRD
 #include "formats/mrd/mrd.hpp"
 #endif
@@ -51,6 +52,32 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     (void)count;
     s.fail("mrd", "needs libismrmrd, which this build of larmor lacks");
 #endif
+  }
+  if (builder == "pulseq") {
+    // A Pulseq file translated to events (docs/pulseq.md).
+    const std::string name = s.string("file", "");
+    if (name.empty()) s.fail("file", "is required: the .seq file to read");
+    const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : deck_dir / name;
+    pulseq::TranslateOptions options;
+    const std::string adc = s.string("adc", "echo_centre");
+    if (adc == "every_sample") {
+      options.adc = pulseq::AdcSampling::every_sample;
+    } else if (adc != "echo_centre") {
+      s.fail("adc", "must be \"echo_centre\" or \"every_sample\"");
+    }
+    if (s.has("crusher_moment_per_m")) {
+      const auto u = s.numbers("crusher_moment_per_m");
+      if (u.size() != 3 || (u[0] == 0 && u[1] == 0 && u[2] == 0)) {
+        s.fail("crusher_moment_per_m", "must be three numbers (x, y, z in 1/m), not all zero");
+      }
+      options.crusher_moment = std::array<double, 3>{u[0], u[1], u[2]};
+    }
+    options.split_all_pulses = s.boolean("split_pulses", false);
+    try {
+      return pulseq::to_description(pulseq::PulseqFile::read(file.string()), options);
+    } catch (const pulseq::PulseqError& e) {
+      s.fail("file", std::string("could not be translated: ") + e.what());
+    }
   }
   if (builder == "mese") {
     MeseParams p;
@@ -239,7 +266,7 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 }  // namespace
 
 std::vector<std::string> builder_names() {
-  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf"};
+  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf", "pulseq"};
 }
 
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections) {

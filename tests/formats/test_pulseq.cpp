@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/pulseq/pulseq_events.hpp"
 #include "formats/pulseq/pulseq_file.hpp"
 #include "larmor_config.hpp"
 
@@ -350,7 +351,7 @@ TEST_F(PulseqBadInput, Version15LabelledFileWithVersion14RfRows) {
 }
 
 // Inputs the fuzz target once flagged are kept and replayed: each must now be
-// read or refused with a PulseqError. (In-memory parsing is also what the fuzz
+// read and translated to finite events, or refused with a PulseqError. (In-memory parsing is also what the fuzz
 // target exercises, so this pins that entry point too.)
 TEST(PulseqFuzzRegressions, every_kept_input_is_read_or_refused) {
   const fs::path folder = fs::path(LARMOR_SOURCE_DIR) / "tests/data/pulseq/fuzz-regressions";
@@ -360,7 +361,16 @@ TEST(PulseqFuzzRegressions, every_kept_input_is_read_or_refused) {
     std::stringstream bytes;
     bytes << in.rdbuf();
     try {
-      PulseqFile::parse(bytes.str(), entry.path().string());
+      const PulseqFile file = PulseqFile::parse(bytes.str(), entry.path().string());
+      for (const AdcSampling adc : {AdcSampling::echo_centre, AdcSampling::every_sample}) {
+        TranslateOptions options;
+        options.adc = adc;
+        options.max_instants = 1 << 18;
+        for (const auto& e : to_description(file, options).events) {
+          EXPECT_TRUE(std::isfinite(e.duration_s) && e.duration_s >= 0) << entry.path();
+          EXPECT_TRUE(std::isfinite(e.flip_rad) && std::isfinite(e.saturation)) << entry.path();
+        }
+      }
     } catch (const PulseqError&) {
     }
   }

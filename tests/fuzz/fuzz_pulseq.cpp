@@ -1,5 +1,6 @@
-// libFuzzer target for the Pulseq reader: any input is either read, and then
-// keeps the promises checked below, or refused with a PulseqError; anything
+// libFuzzer target for the Pulseq reader and its translation to events: any
+// input is either read (and translated, in both ADC modes), and then keeps the
+// promises checked below, or refused with a PulseqError; anything
 // else (another exception, a broken promise, a crash, a sanitizer report) is
 // a finding. Built with clang by tests/fuzz/CMakeLists.txt and run
 // for a bounded time by CTest; findings go to tests/data/pulseq/fuzz-regressions,
@@ -11,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <cmath>
+
+#include "formats/pulseq/pulseq_events.hpp"
 #include "formats/pulseq/pulseq_file.hpp"
 
 namespace {
@@ -40,13 +44,31 @@ void check_accepted(const larmor::formats::pulseq::PulseqFile& file) {
   }
 }
 
+// What a translated file promises the packer: finite, non-negative
+// durations and finite pulse values.
+void check_translated(const larmor::sequence::Description& d) {
+  for (const auto& e : d.events) {
+    require(std::isfinite(e.duration_s) && e.duration_s >= 0.0, "bad event duration");
+    require(std::isfinite(e.flip_rad) && std::isfinite(e.phase_rad), "non-finite flip or phase");
+    require(std::isfinite(e.saturation) && std::isfinite(e.rf_frequency_hz),
+            "non-finite saturation or RF frequency");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> warnings;
   try {
-    check_accepted(larmor::formats::pulseq::PulseqFile::parse(
-        std::string(reinterpret_cast<const char*>(data), size), "fuzz.seq", &warnings));
+    using namespace larmor::formats::pulseq;
+    const PulseqFile file = PulseqFile::parse(
+        std::string(reinterpret_cast<const char*>(data), size), "fuzz.seq", &warnings);
+    check_accepted(file);
+    TranslateOptions options;
+    options.max_instants = 1 << 18;  // keep every input fast
+    check_translated(to_description(file, options));
+    options.adc = AdcSampling::every_sample;
+    check_translated(to_description(file, options));
   } catch (const larmor::formats::pulseq::PulseqError&) {
     // A clear refusal is the expected outcome for most inputs.
   }

@@ -2,9 +2,11 @@
 // a section and the error/number helpers that know the file, line and section.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
+#include "formats/pulseq/pulseq_events.hpp"
 #include "formats/pulseq/pulseq_file.hpp"
 
 namespace larmor::formats::pulseq::detail {
@@ -52,5 +54,15 @@ void parse_adc(const Context& ctx, const Section& section, PulseqFile& file);
 void parse_delays(const Context& ctx, const Section& section, PulseqFile& file);
 void parse_shapes(const Context& ctx, const Section& section, PulseqFile& file);
 void parse_extensions(const Context& ctx, const Section& section, PulseqFile& file);
+
+// Translation (pulseq_moments.cpp): quantises the moment of every gap between
+// the instants (sorted by time; `moments` is the moment vector at each, in
+// 1/m) and assembles the canonical description.
+sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<double>& times,
+                                    const std::vector<int>& block_ids,
+                                    const std::vector<sequence::Event>& events,
+                                    const std::vector<std::array<double, 3>>& moments,
+                                    double end_time, const std::array<double, 3>& end_moment,
+                                    const TranslateOptions& options, TranslationReport& report);
 
 }  // namespace larmor::formats::pulseq::detail
