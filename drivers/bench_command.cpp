@@ -15,6 +15,7 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
+#include "formats/text_file.hpp"
 #include "simulate/device_tissue.hpp"
 #include "simulate/memory_budget.hpp"
 #include "simulate/simulator.hpp"
@@ -33,8 +34,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
   cmd->add_option("-m,--mode", args.mode,
                   "forward; jvp (signals and their derivatives along M0, T1, T2, B1, df); vjp "
                   "(adjoint: tissue and per-event sequence gradients of a loss); hvp (the adjoint "
-                  "at dual numbers: Hessian-vector products)")
-      ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp"}));
+                  "at dual numbers: Hessian-vector products); rebind (host: calls per second of "
+                  "packing the mrf train afresh vs rebinding its values)")
+      ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp", "rebind"}));
   cmd->add_option("-j,--json", args.json, "Where the JSON results go");
   cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
 }
@@ -175,19 +177,10 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   return res;
 }
 
-void write_json_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp);
-    out << text;
-    if (!out) throw std::runtime_error(path + ": cannot write the benchmark results");
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 }  // namespace
 
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
+  if (args.mode == "rebind") return run_rebinding_bench(args, comm);
   if (comm.size() > 1 && comm.is_root()) {
     std::fprintf(stderr, "larmor bench: timing rank 0 only; run the bench on one rank\n");
   }
@@ -220,7 +213,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
          << ", \"gflop_per_s\": " << gflops << "}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
   json << "  ]\n}\n";
-  write_json_atomically(args.json, json.str());
+  formats::write_text_atomically(args.json, json.str());
   std::printf("larmor bench: wrote %s\n", args.json.c_str());
   return 0;
 }

@@ -29,6 +29,8 @@ struct BenchArgs {
 };
 void add_bench(CLI::App& app, BenchArgs& args);
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode rebind (bench_rebinding.cpp).
+int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
 struct DesignArgs {
   std::string deck;

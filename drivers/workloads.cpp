@@ -7,6 +7,12 @@
 
 namespace larmor::drivers {
 
+sequence::MrfParams mrf_workload_params(const std::string& schedule_csv) {
+  sequence::MrfParams p;
+  p.schedule = sequence::read_mrf_schedule_csv(schedule_csv);
+  return p;
+}
+
 Workload make_workload(const std::string& name, const std::string& schedule_csv) {
   Workload w;
   w.name = name;
@@ -20,9 +26,7 @@ Workload make_workload(const std::string& name, const std::string& schedule_csv)
     w.full_voxels = 1000000;
     w.orders = 64;
   } else if (name == "mrf") {
-    sequence::MrfParams p;
-    p.schedule = sequence::read_mrf_schedule_csv(schedule_csv);
-    w.sequence = sequence::build_mrf(p);
+    w.sequence = sequence::build_mrf(mrf_workload_params(schedule_csv));
     w.full_voxels = 140000;
     w.orders = 64;
   } else {

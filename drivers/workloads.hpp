@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sequence/builders/builders.hpp"
 #include "sequence/description.hpp"
 #include "tissue/tissue.hpp"
 
@@ -16,6 +17,9 @@ struct Workload {
   std::int64_t full_voxels = 0;  // the workload's defined size
   int orders = 0;                // 0: the default rule
 };
+
+// The mrf workload's train parameters (the schedule from `schedule_csv`).
+sequence::MrfParams mrf_workload_params(const std::string& schedule_csv);
 
 // `schedule_csv` is only read by mrf.
 Workload make_workload(const std::string& name, const std::string& schedule_csv);

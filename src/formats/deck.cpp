@@ -161,6 +161,21 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     }
     return build_bssfp(p);
   }
+  if (builder == "mt_spgr") {
+    MtSpgrParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
+    p.spoiler = spoiler_of(s);
+    p.mt.flip_deg = s.number("mt_flip_deg", p.mt.flip_deg);
+    p.mt.duration_s = ms(s.positive("mt_duration_ms", p.mt.duration_s * 1e3));
+    p.mt.offset_hz = s.number("mt_offset_hz", p.mt.offset_hz);
+    p.mt.samples = s.integer("mt_samples", p.mt.samples, 1);
+    p.mt_gap_s = ms(s.number("mt_gap_ms", p.mt_gap_s * 1e3));
+    return build_mt_spgr(p);
+  }
   if (builder == "mrf") {
     MrfParams p;
     const std::string schedule = s.string("schedule", "");
@@ -266,7 +281,7 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 }  // namespace
 
 std::vector<std::string> builder_names() {
-  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf", "pulseq"};
+  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq"};
 }
 
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections) {

@@ -33,12 +33,21 @@ Description& operator<<(Description& d, const ShapedPulse& op) {
   if (!(op.duration_s > 0.0) || !std::isfinite(op.duration_s)) {
     throw std::invalid_argument("shaped pulse: the duration must be positive");
   }
+  if (!std::isfinite(op.frequency_offset_hz)) {
+    throw std::invalid_argument("shaped pulse: the frequency offset must be finite");
+  }
   const double dt = op.duration_s / double(op.shape.size());
   append(d, EventKind::wait, 0.5 * dt, 0u);
   for (std::size_t i = 0; i < op.shape.size(); ++i) {
     const double after = i + 1 < op.shape.size() ? dt : 0.5 * dt + op.then_s;
-    append(d, EventKind::pulse, after, 0u, op.flip_deg * std::abs(op.shape[i]) / std::abs(area),
-           op.phase_deg + std::arg(op.shape[i]) / deg);
+    const double from_centre = (double(i) + 0.5) * dt - 0.5 * op.duration_s;
+    const double flip_deg = op.flip_deg * std::abs(op.shape[i]) / std::abs(area);
+    append(d, EventKind::pulse, after, 0u, flip_deg,
+           op.phase_deg + std::arg(op.shape[i]) / deg +
+               360.0 * op.frequency_offset_hz * from_centre);
+    Event& e = d.events.back();
+    e.rf_frequency_hz = op.frequency_offset_hz;
+    e.saturation = float((flip_deg * deg) * (flip_deg * deg) / dt);
   }
   return d;
 }

@@ -63,12 +63,19 @@ struct Delay {
 // the last (then `then_s`), so relaxation and off-resonance act during the
 // pulse. The small-tip area of the whole pulse is flip_deg. Accurate to
 // O(dt^2) against the Bloch equations (tests/epg/tstBuilders.hpp).
+//
+// An RF frequency offset (an off-resonant saturation pulse, for instance)
+// adds its phase ramp, 360 f (t_i - duration / 2) degrees, to each sample, and
+// every sample carries the offset in rf_frequency_hz and its power
+// omega1^2 dt = flip_i^2 / dt (rad^2/s) in `saturation`, for a bound pool. The
+// ramp needs samples short against the offset: f dt << 1.
 struct ShapedPulse {
   std::vector<std::complex<double>> shape;
   double flip_deg = 90.0;
   double duration_s = 1e-3;
   double phase_deg = 0.0;
   double then_s = 0.0;
+  double frequency_offset_hz = 0.0;
 };
 
 Description& operator<<(Description& d, const Excitation& op);

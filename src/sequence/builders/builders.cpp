@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sequence/builders/mrf_layout.hpp"
 #include "sequence/operators.hpp"
 
 namespace larmor::sequence {
@@ -204,28 +205,108 @@ Description build_bssfp(const BssfpParams& p) {
   return d;
 }
 
-Description build_mrf(const MrfParams& p) {
-  require(!p.schedule.empty(), "mrf", "the schedule is empty");
-  Description d;
-  d.name = "mrf";
-  d.parameters = {{"nominal_flip_deg", p.nominal_flip_deg},
-                  {"base_tr_s", p.base_tr_s},
-                  {"base_te_s", p.base_te_s},
-                  {"repetitions", double(p.schedule.size())},
-                  {"inversion_delay_s", p.inversion ? p.inversion_delay_s : 0.0}};
-  if (p.inversion) {
-    d << Excitation{180.0, 0.0, p.inversion_delay_s, action::spoil_after};
+Description& operator<<(Description& d, const MtSaturation& mt) {
+  require(mt.samples >= 1, "mt", "the pulse needs at least one sample");
+  require(finite_positive(mt.duration_s), "mt", "the duration must be positive");
+  require(std::isfinite(mt.offset_hz) && std::isfinite(mt.flip_deg), "mt",
+          "flip and offset must be finite");
+  ShapedPulse pulse;
+  pulse.flip_deg = mt.flip_deg;
+  pulse.duration_s = mt.duration_s;
+  pulse.frequency_offset_hz = mt.offset_hz;
+  pulse.shape.resize(std::size_t(mt.samples));
+  for (int i = 0; i < mt.samples; ++i) {
+    const double x = ((i + 0.5) / mt.samples - 0.5) * 5.0;  // in units of sigma
+    pulse.shape[std::size_t(i)] = std::exp(-0.5 * x * x);
   }
-  for (std::size_t n = 0; n < p.schedule.size(); ++n) {
-    const MrfRow& r = p.schedule[n];
-    const double tr = p.base_tr_s + r.tr_extension_s;
-    const double te = p.base_te_s + r.te_extension_s;
-    require(te >= 0.0 && te < tr, "mrf",
-            "row " + std::to_string(n + 1) + ": TE must lie in [0, TR)");
-    d << Excitation{r.flip_fraction * p.nominal_flip_deg, r.rf_phase_deg, te};
-    d << Readout{r.rf_phase_deg, tr - te, true, AfterReadout::shift};
+  return d << pulse << Spoil{};
+}
+
+Description build_mt_spgr(const MtSpgrParams& p) {
+  require(p.repetitions >= 1, "mt_spgr", "repetitions must be at least 1");
+  require(std::isfinite(p.mt_gap_s) && p.mt_gap_s >= 0.0, "mt_spgr", "the MT gap must be >= 0");
+  require(std::isfinite(p.te_s) && p.te_s >= 0.0 &&
+              p.mt.duration_s + p.mt_gap_s + p.te_s < p.tr_s,
+          "mt_spgr", "the MT pulse, its gap and TE must fit in TR");
+  require_event_count(double(p.repetitions) * (p.mt.samples + 4), "mt_spgr",
+                      "repetitions x (MT samples + 4)");
+  Description d;
+  d.name = "mt_spgr";
+  d.parameters = {{"flip_deg", p.flip_deg},       {"tr_s", p.tr_s},
+                  {"te_s", p.te_s},               {"repetitions", double(p.repetitions)},
+                  {"mt_flip_deg", p.mt.flip_deg}, {"mt_duration_s", p.mt.duration_s},
+                  {"mt_offset_hz", p.mt.offset_hz}};
+  const AfterReadout after =
+      p.spoiler == Spoiler::ideal ? AfterReadout::spoil : AfterReadout::shift;
+  for (int n = 0; n < p.repetitions; ++n) {
+    d << p.mt << Delay{p.mt_gap_s};
+    const double phase = p.phase_increment_deg * 0.5 * double(n) * double(n + 1);
+    d << Excitation{p.flip_deg, phase, p.te_s};
+    d << Readout{phase, p.tr_s - p.mt.duration_s - p.mt_gap_s - p.te_s, true, after};
   }
   return d;
+}
+
+MrfLayout::MrfLayout(const MrfParams& p)
+    : rows_(p.schedule.size()),
+      flip_scale_(p.nominal_flip_deg * deg),
+      base_tr_s_(p.base_tr_s),
+      inversion_(p.inversion),
+      inversion_delay_s_(p.inversion_delay_s),
+      params_(p) {
+  require(!p.schedule.empty(), "mrf", "the schedule is empty");
+  te_s_.reserve(rows_);
+  for (std::size_t n = 0; n < rows_; ++n) {
+    te_s_.push_back(p.base_te_s + p.schedule[n].te_extension_s);
+    if (!(te_s_.back() >= 0.0)) {
+      require(false, "mrf", "row " + std::to_string(n + 1) + ": TE must be >= 0");
+    }
+  }
+}
+
+std::vector<double> MrfLayout::arguments(const MrfParams& p) {
+  const std::size_t n = p.schedule.size();
+  std::vector<double> args(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    args[i] = p.schedule[i].flip_fraction;
+    args[n + i] = p.schedule[i].rf_phase_deg;
+    args[2 * n + i] = p.schedule[i].tr_extension_s;
+  }
+  return args;
+}
+
+Description MrfLayout::description(const std::vector<double>& args) const {
+  require(args.size() == argument_count(), "mrf",
+          "expected " + std::to_string(argument_count()) + " values, got " +
+              std::to_string(args.size()));
+  for (std::size_t n = 0; n < rows_; ++n) {
+    if (!(te_s_[n] < base_tr_s_ + args[2 * rows_ + n])) {
+      require(false, "mrf", "row " + std::to_string(n + 1) + ": TE must lie in [0, TR)");
+    }
+  }
+  Description d;
+  d.name = "mrf";
+  d.parameters = {{"nominal_flip_deg", params_.nominal_flip_deg},
+                  {"base_tr_s", params_.base_tr_s},
+                  {"base_te_s", params_.base_te_s},
+                  {"repetitions", double(rows_)},
+                  {"inversion_delay_s", inversion_ ? inversion_delay_s_ : 0.0}};
+  d.events.reserve(2 * rows_ + 1);
+  for (const ValueEvent<double>& v : events(args)) {
+    Event e;
+    e.kind = v.kind;
+    e.action = v.action;
+    e.duration_s = v.duration_s;
+    e.flip_rad = v.flip_rad;
+    e.phase_rad = v.phase_rad;
+    d.events.push_back(e);
+  }
+  return d;
+}
+
+Description build_mrf(const MrfParams& p) {
+  const MrfLayout layout(p);
+  return layout.description(MrfLayout::arguments(p));
 }
 
 }  // namespace larmor::sequence

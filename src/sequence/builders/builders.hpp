@@ -108,6 +108,36 @@ struct DessParams {
 };
 Description build_dess(const DessParams& p);
 
+// Magnetisation-transfer saturation: an off-resonant Gaussian pulse (the
+// envelope exp(-t^2 / (2 sigma^2)) with sigma = duration / 5, cut at
+// +-2.5 sigma), given by its on-resonance flip angle, duration and frequency
+// offset, split into `samples` hard pulses (ShapedPulse: each carries the
+// offset and its power for a bound pool; for the free pool it is a direct
+// saturation), then ideal spoiling of what it left transverse.
+struct MtSaturation {
+  double flip_deg = 500.0;
+  double duration_s = 0.010;
+  double offset_hz = 1200.0;
+  int samples = 256;  // keep offset x duration / samples well below 1
+};
+Description& operator<<(Description& d, const MtSaturation& mt);
+
+// MT-weighted spoiled gradient echo (the MTsat protocol's MT scan): per
+// repetition an MtSaturation, `mt_gap_s` to the excitation, then an RF-spoiled
+// gradient echo as in build_spgr (quadratic RF phase, the receiver following,
+// one shift after the readout or ideal spoiling).
+struct MtSpgrParams {
+  MtSaturation mt;
+  double mt_gap_s = 0.0005;
+  double flip_deg = 6.0;
+  double tr_s = 0.028;
+  double te_s = 0.003;
+  int repetitions = 200;
+  double phase_increment_deg = 117.0;
+  Spoiler spoiler = Spoiler::gradient_shift;
+};
+Description build_mt_spgr(const MtSpgrParams& p);
+
 // One row of a fingerprinting schedule (the snapMRF CSV layout).
 struct MrfRow {
   double flip_fraction = 0.0;  // of the nominal flip angle
