@@ -18,8 +18,8 @@ InstantForm instant_form(const Description& d) {
     instant.event.duration_s = 0.0;
     instant.event.action = e.action & action::echo_centre;
     instant.after.duration_s = e.duration_s;
-    instant.after.shifts = int((e.action & action::crush_after) != 0) +
-                           int((e.action & action::shift_after) != 0);
+    instant.after.shifts =
+        int((e.action & action::crush_after) != 0) + int((e.action & action::shift_after) != 0);
     instant.after.spoil = (e.action & action::spoil_after) != 0;
     form.instants.push_back(instant);
     gap = &form.instants.back().after;
@@ -72,8 +72,8 @@ Description assemble(const InstantForm& form, const std::string& name) {
   };
   std::vector<char> takes_before(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    takes_before[i] = form.instants[i].event.kind == EventKind::pulse &&
-                      gap_before(i).shifts > 0 && form.instants[i].after.shifts > 0;
+    takes_before[i] = form.instants[i].event.kind == EventKind::pulse && gap_before(i).shifts > 0 &&
+                      form.instants[i].after.shifts > 0;
   }
   auto shifts_left = [&](std::size_t gap_owner_next, const Gap& gap) {
     return gap.shifts - (gap_owner_next < n && takes_before[gap_owner_next] ? 1 : 0);

@@ -42,9 +42,9 @@ Description& operator<<(Description& d, const ShapedPulse& op) {
     const double after = i + 1 < op.shape.size() ? dt : 0.5 * dt + op.then_s;
     const double from_centre = (double(i) + 0.5) * dt - 0.5 * op.duration_s;
     const double flip_deg = op.flip_deg * std::abs(op.shape[i]) / std::abs(area);
-    append(d, EventKind::pulse, after, 0u, flip_deg,
-           op.phase_deg + std::arg(op.shape[i]) / deg +
-               360.0 * op.frequency_offset_hz * from_centre);
+    append(
+        d, EventKind::pulse, after, 0u, flip_deg,
+        op.phase_deg + std::arg(op.shape[i]) / deg + 360.0 * op.frequency_offset_hz * from_centre);
     Event& e = d.events.back();
     e.rf_frequency_hz = op.frequency_offset_hz;
     e.saturation = float((flip_deg * deg) * (flip_deg * deg) / dt);

@@ -86,8 +86,8 @@ std::string recover_maps(const std::vector<ValueEvent<Tangent>>& ones,
   return {};
 }
 
-void rebuild_values(const ValueMaps& maps, const std::vector<double>& args,
-                    const std::string& name, PackedSequence& target) {
+void rebuild_values(const ValueMaps& maps, const std::vector<double>& args, const std::string& name,
+                    PackedSequence& target) {
   const std::size_t n = maps.duration.source.size();
   double now = 0.0;
   std::size_t sample = 0;

@@ -48,8 +48,8 @@ std::string recover_maps(const std::vector<ValueEvent<Dual<double, 1>>>& ones,
 // Rebuilds target's duration, flip, phase and sample_times_s from the maps.
 // Throws std::invalid_argument (naming `name` and the event) for a duration
 // that is negative or not finite, or a non-finite flip or phase.
-void rebuild_values(const ValueMaps& maps, const std::vector<double>& args,
-                    const std::string& name, PackedSequence& target);
+void rebuild_values(const ValueMaps& maps, const std::vector<double>& args, const std::string& name,
+                    PackedSequence& target);
 
 // Empty when a and b agree in every bit of every buffer, else the first
 // difference.

@@ -180,7 +180,7 @@ TEST(TEST_CATEGORY, shaped_pulse_converges_to_the_bloch_rotation) {
 // about the field at each step's midpoint (Rodrigues' formula), in double.
 // Mz does not depend on the sign conventions of the offset.
 inline double mz_after_off_resonant_pulse(const std::function<double(double)>& w1, double tau,
-                                   double df) {
+                                          double df) {
   double m[3] = {0.0, 0.0, 1.0};
   const int steps = 20000;
   const double dt = tau / steps, dw = 2 * kx::pi * df;

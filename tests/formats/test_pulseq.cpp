@@ -351,8 +351,8 @@ TEST_F(PulseqBadInput, Version15LabelledFileWithVersion14RfRows) {
 }
 
 // Inputs the fuzz target once flagged are kept and replayed: each must now be
-// read and translated to finite events, or refused with a PulseqError. (In-memory parsing is also what the fuzz
-// target exercises, so this pins that entry point too.)
+// read and translated to finite events, or refused with a PulseqError. (In-memory parsing is also
+// what the fuzz target exercises, so this pins that entry point too.)
 TEST(PulseqFuzzRegressions, every_kept_input_is_read_or_refused) {
   const fs::path folder = fs::path(LARMOR_SOURCE_DIR) / "tests/data/pulseq/fuzz-regressions";
   for (const auto& entry : fs::directory_iterator(folder)) {

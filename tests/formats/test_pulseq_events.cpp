@@ -133,8 +133,8 @@ TEST(PulseqEvents, Version15SplitPulsePpmRotation) {
   }
   expected.push_back(pulse((445.5 - 225) * us, kPi / 2, 0.3 + 0.001 * f0_mhz,
                            act::crush_before | act::crush_after));
-  expected.push_back(adc((670 - 445.5) * us, 0.1 + 0.002 * f0_mhz,
-                         act::echo_centre | act::shift_after));
+  expected.push_back(
+      adc((670 - 445.5) * us, 0.1 + 0.002 * f0_mhz, act::echo_centre | act::shift_after));
   expect_events(d, expected);
   EXPECT_EQ(report.crusher_source, "definition");
   EXPECT_EQ(report.split_pulses, 1);

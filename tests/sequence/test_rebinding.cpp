@@ -14,8 +14,8 @@ namespace {
 MrfParams small_train(int rows) {
   MrfParams p;
   for (int i = 0; i < rows; ++i) {
-    p.schedule.push_back({0.2 + 0.5 * std::sin(0.1 * i), 7.0 * i, 1e-3 * (i % 4),
-                          i % 5 == 0 ? 2e-4 : 0.0});
+    p.schedule.push_back(
+        {0.2 + 0.5 * std::sin(0.1 * i), 7.0 * i, 1e-3 * (i % 4), i % 5 == 0 ? 2e-4 : 0.0});
   }
   return p;
 }
@@ -57,8 +57,7 @@ TEST(ValueRebinding, ReboundValuesAreValidated) {
     binding.pack(values);
     FAIL() << "a negative interval was rebound";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("sequence 'mrf', event 8"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("sequence 'mrf', event 8"), std::string::npos) << e.what();
   }
 }
 

@@ -61,8 +61,8 @@ struct Sampling {
   double duration = 0.0;
 };
 
-Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double raster,
-                     int block, const Failure& fail, const char* what) {
+Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double raster, int block,
+                     const Failure& fail, const char* what) {
   Sampling s;
   s.t.resize(samples);
   s.w.assign(samples, raster);
@@ -73,14 +73,15 @@ Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double
   }
   const Shape* shape = file.find_shape(time_shape);
   if (shape == nullptr || shape->samples != samples) {
-    fail(block, block, std::string(what) + ": time shape " + std::to_string(time_shape) +
-                           " is missing or does not match the waveform's sample count");
+    fail(block, block,
+         std::string(what) + ": time shape " + std::to_string(time_shape) +
+             " is missing or does not match the waveform's sample count");
   }
   for (int n = 0; n < samples; ++n) {
     s.t[n] = shape->values[n] * raster;
     if (n > 0 && !(s.t[n] > s.t[n - 1])) {
-      fail(block, block, std::string(what) + ": time shape " + std::to_string(time_shape) +
-                             " is not increasing");
+      fail(block, block,
+           std::string(what) + ": time shape " + std::to_string(time_shape) + " is not increasing");
     }
   }
   for (int n = 0; n < samples; ++n) {
@@ -234,15 +235,16 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     if (b.rf != 0) {
       const RfEvent& rf = file.rf.at(b.rf);
       const Shape& mag = shape_of(file, rf.mag_shape, b.id, fail, "RF magnitude");
-      const Shape* phase = rf.phase_shape != 0
-                               ? &shape_of(file, rf.phase_shape, b.id, fail, "RF phase")
-                               : nullptr;
+      const Shape* phase =
+          rf.phase_shape != 0 ? &shape_of(file, rf.phase_shape, b.id, fail, "RF phase") : nullptr;
       if (phase != nullptr && phase->samples != mag.samples) {
-        fail(b.id, b.id, "RF " + std::to_string(rf.id) + ": magnitude and phase shapes differ "
-                                                           "in length");
+        fail(b.id, b.id,
+             "RF " + std::to_string(rf.id) +
+                 ": magnitude and phase shapes differ "
+                 "in length");
       }
-      const Sampling s = sampling_of(file, mag.samples, rf.time_shape,
-                                     file.definitions.rf_raster_s, b.id, fail, "RF");
+      const Sampling s = sampling_of(file, mag.samples, rf.time_shape, file.definitions.rf_raster_s,
+                                     b.id, fail, "RF");
       latest = std::max(latest, rf.delay_s + s.duration);
       const bool ppm = rf.freq_ppm != 0.0 || rf.phase_ppm != 0.0;
       const double f0 = ppm ? larmor_frequency_mhz(file, b.id, fail) : 0.0;
@@ -282,8 +284,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
           in.block_index = int(bi);
           in.event.kind = sequence::EventKind::pulse;
           in.event.flip_rad = std::abs(w1) * s.w[n];
-          in.event.phase_rad =
-              event_phase + std::arg(w1) + kTwoPi * freq * (s.t[n] - ramp_origin);
+          in.event.phase_rad = event_phase + std::arg(w1) + kTwoPi * freq * (s.t[n] - ramp_origin);
           in.event.rf_frequency_hz = selective ? 0.0 : freq;
           in.event.saturation = single_precision_power(std::norm(w1) * s.w[n], b.id, fail);
           instants.push_back(in);
@@ -311,9 +312,8 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       const AdcEvent& adc = file.adc.at(b.adc);
       latest = std::max(latest, adc.delay_s + adc.samples * adc.dwell_s);
       const bool ppm = adc.phase_ppm != 0.0;
-      const double phase = adc.phase_rad + (ppm ? adc.phase_ppm * larmor_frequency_mhz(
-                                                                     file, b.id, fail)
-                                                : 0.0);
+      const double phase =
+          adc.phase_rad + (ppm ? adc.phase_ppm * larmor_frequency_mhz(file, b.id, fail) : 0.0);
       const int centre = adc.samples / 2;
       const bool every = options.adc == AdcSampling::every_sample;
       reserve(b, every ? adc.samples : 1);
@@ -357,12 +357,12 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     times.push_back(in.t);
     block_ids.push_back(file.blocks[bi].id);
     events.push_back(in.event);
-    moments.push_back(axpy(1.0, block_moment(gradients[bi], in.t - starts[bi]),
-                           block_start_moment[bi]));
+    moments.push_back(
+        axpy(1.0, block_moment(gradients[bi], in.t - starts[bi]), block_start_moment[bi]));
   }
   sequence::Description d =
       detail::quantise_gaps(file, times, block_ids, events, moments, now,
-                    block_start_moment[file.blocks.size()], options, report);
+                            block_start_moment[file.blocks.size()], options, report);
   if (report_out != nullptr) *report_out = report;
   return d;
 }

@@ -17,10 +17,10 @@ namespace {
 
 constexpr double kTwoPi = 6.283185307179586;
 constexpr double kPi = 3.141592653589793;
-constexpr long kRasterNs = 1000;          // BlockDurationRaster 1 us
-constexpr long kInstantHalfUs = 10;       // an instant's block is 20 us
-constexpr long kGradientBlockUs = 30;     // rise 10, flat 10, fall 10 us
-constexpr int kRfSamples = 20;            // 1 us RF raster
+constexpr long kRasterNs = 1000;       // BlockDurationRaster 1 us
+constexpr long kInstantHalfUs = 10;    // an instant's block is 20 us
+constexpr long kGradientBlockUs = 30;  // rise 10, flat 10, fall 10 us
+constexpr int kRfSamples = 20;         // 1 us RF raster
 
 std::string number(double v) {
   char text[40];
@@ -57,8 +57,8 @@ long on_raster_us(double t, std::size_t instant, const std::string& name) {
   const double us = t * 1e6;
   const double whole = std::round(us);
   if (std::fabs(us - whole) > 1e-3) {
-    throw std::invalid_argument("Pulseq writer (" + name + "): instant " +
-                                std::to_string(instant) + " at " + number(t) +
+    throw std::invalid_argument("Pulseq writer (" + name + "): instant " + std::to_string(instant) +
+                                " at " + number(t) +
                                 " s is not on the 1 us raster of the written file");
   }
   return long(whole);
@@ -86,10 +86,10 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
   auto fill_gap = [&](const sequence::Gap& gap, long until, std::size_t k) {
     const long needed = gap.shifts * kGradientBlockUs + (gap.spoil ? kGradientBlockUs : 0);
     if (until - now < needed) {
-      throw std::invalid_argument(
-          "Pulseq writer (" + d.name + "): the gap after instant " + std::to_string(k) +
-          " is " + std::to_string(until - now) + " us between blocks; its gradients need " +
-          std::to_string(needed) + " us");
+      throw std::invalid_argument("Pulseq writer (" + d.name + "): the gap after instant " +
+                                  std::to_string(k) + " is " + std::to_string(until - now) +
+                                  " us between blocks; its gradients need " +
+                                  std::to_string(needed) + " us");
     }
     for (int s = 0; s < gap.shifts; ++s) w.block(kGradientBlockUs, 0, 0, 0, 1, 0);
     if (gap.spoil) w.block(kGradientBlockUs, 0, 2, 2, 0, 0);
@@ -109,8 +109,7 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
     }
     if (e.kind == sequence::EventKind::pulse) {
       if (e.rf_frequency_hz != 0.0) {
-        throw std::invalid_argument("Pulseq writer (" + d.name + "): instant " +
-                                    std::to_string(k) +
+        throw std::invalid_argument("Pulseq writer (" + d.name + "): instant " + std::to_string(k) +
                                     " is an off-resonant pulse; the writer keeps hard pulses on "
                                     "resonance only");
       }
@@ -119,8 +118,8 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
       w.block(2 * kInstantHalfUs, 0, 0, 0, 0, w.adc_for(e));
     }
     now = start + 2 * kInstantHalfUs;
-    const long until = k + 1 < form.instants.size() ? offset + at[k + 1] - kInstantHalfUs
-                                                     : offset + end_us;
+    const long until =
+        k + 1 < form.instants.size() ? offset + at[k + 1] - kInstantHalfUs : offset + end_us;
     fill_gap(form.instants[k].after, std::max(until, now), k);
   }
 
@@ -160,8 +159,8 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
   for (int n = 0; n < kRfSamples; ++n) out << "0\n";
   out << "\n";
   std::string text = out.str();
-  text += "[SIGNATURE]\n# over the bytes before [SIGNATURE]\nType md5\nHash " + md5_hex(text) +
-          "\n";
+  text +=
+      "[SIGNATURE]\n# over the bytes before [SIGNATURE]\nType md5\nHash " + md5_hex(text) + "\n";
   (void)kRasterNs;
   return text;
 }

@@ -225,16 +225,18 @@ Description& operator<<(Description& d, const MtSaturation& mt) {
 Description build_mt_spgr(const MtSpgrParams& p) {
   require(p.repetitions >= 1, "mt_spgr", "repetitions must be at least 1");
   require(std::isfinite(p.mt_gap_s) && p.mt_gap_s >= 0.0, "mt_spgr", "the MT gap must be >= 0");
-  require(std::isfinite(p.te_s) && p.te_s >= 0.0 &&
-              p.mt.duration_s + p.mt_gap_s + p.te_s < p.tr_s,
+  require(std::isfinite(p.te_s) && p.te_s >= 0.0 && p.mt.duration_s + p.mt_gap_s + p.te_s < p.tr_s,
           "mt_spgr", "the MT pulse, its gap and TE must fit in TR");
   require_event_count(double(p.repetitions) * (p.mt.samples + 4), "mt_spgr",
                       "repetitions x (MT samples + 4)");
   Description d;
   d.name = "mt_spgr";
-  d.parameters = {{"flip_deg", p.flip_deg},       {"tr_s", p.tr_s},
-                  {"te_s", p.te_s},               {"repetitions", double(p.repetitions)},
-                  {"mt_flip_deg", p.mt.flip_deg}, {"mt_duration_s", p.mt.duration_s},
+  d.parameters = {{"flip_deg", p.flip_deg},
+                  {"tr_s", p.tr_s},
+                  {"te_s", p.te_s},
+                  {"repetitions", double(p.repetitions)},
+                  {"mt_flip_deg", p.mt.flip_deg},
+                  {"mt_duration_s", p.mt.duration_s},
                   {"mt_offset_hz", p.mt.offset_hz}};
   const AfterReadout after =
       p.spoiler == Spoiler::ideal ? AfterReadout::spoil : AfterReadout::shift;

@@ -57,8 +57,8 @@ std::vector<ValueEvent<Num>> MrfLayout::events(const std::vector<Num>& args) con
   std::vector<ValueEvent<Num>> out;
   out.reserve(2 * rows_ + 1);
   if (inversion_) {
-    out.push_back({EventKind::pulse, action::spoil_after, Num(inversion_delay_s_),
-                   Num(180.0 * deg), Num(0.0)});
+    out.push_back({EventKind::pulse, action::spoil_after, Num(inversion_delay_s_), Num(180.0 * deg),
+                   Num(0.0)});
   }
   for (std::size_t n = 0; n < rows_; ++n) {
     const Num& fraction = args[n];
