@@ -7,3 +7,4 @@
 #include "epg/tstDerivatives.hpp"
 #include "epg/tstHessian.hpp"
 #include "epg/tstBuilders.hpp"
+#include "perk/tstPerk.hpp"

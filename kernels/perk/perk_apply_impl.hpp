@@ -1,0 +1,384 @@
+// The PERK estimator's fused kernels (see perk_apply.hpp for what they
+// compute). One team: a block of VB = threads x VPT voxels; one thread: VPT
+// voxels (interleaved by the team size, so neighbouring threads write
+// neighbouring rows). Feature blocks of HB features are staged in turn. The
+// output count is a compile-time bound (2, 8 or 32: the small and large
+// variants) so that accumulators stay in registers: loops over them are
+// unrolled to the bound and the staged weights are zero past the last output.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "common/sincos.hpp"
+#include "perk/perk_apply.hpp"
+
+namespace larmor::perk::detail {
+
+template <class ExecSpace>
+struct Tiling {
+  int team_threads = 1;  // T
+  int voxels_per_block = 1;
+  int features_per_block = 64;  // HB
+  int inputs_padded = 4;        // Qp: multiple of 4
+  int input_stride = 5;         // Qs: odd, so rows fall in different banks
+  int voxel_blocks = 1, feature_blocks = 1, splits = 1;
+  std::size_t scratch_bytes = 0;
+};
+
+template <int LMax>
+std::size_t scratch_floats(int vb, int hb, int qp, int qs, bool adjoint) {
+  // inputs, frequencies, phases, weights (and the adjoint's gradient rows)
+  return std::size_t(vb) * qs + std::size_t(hb) * qp + hb + std::size_t(LMax) * hb +
+         (adjoint ? std::size_t(vb) * qs : 0);
+}
+
+template <class ExecSpace, int VPT, int LMax>
+Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoint,
+                                bool deterministic, std::size_t scratch_max) {
+  Tiling<ExecSpace> t;
+  t.inputs_padded = (inputs + 3) / 4 * 4;
+  t.input_stride = t.inputs_padded | 1;
+  const bool device = !kx::is_host_space_v<ExecSpace>;
+  const int threads[] = {128, 64, 32};
+  const int blocks[] = {64, 32, 16, 8};
+  bool fits = false;
+  for (int ti = device ? 0 : 2; ti < 3; ++ti) {
+    for (int hb : blocks) {
+      const int team = device ? threads[ti] : 1;
+      const std::size_t bytes =
+          4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, t.input_stride, adjoint);
+      if (bytes <= scratch_max) {
+        t.team_threads = team;
+        t.features_per_block = hb;
+        t.scratch_bytes = bytes;
+        fits = true;
+        break;
+      }
+    }
+    if (fits) break;
+  }
+  if (!fits) {
+    throw std::invalid_argument(std::string(adjoint ? adjoint_kernel_name : apply_kernel_name) +
+                                ": " + std::to_string(inputs) +
+                                " inputs need more team scratch than this device has");
+  }
+  t.voxels_per_block = t.team_threads * VPT;
+  t.voxel_blocks = (voxels + t.voxels_per_block - 1) / t.voxels_per_block;
+  t.feature_blocks = (features + t.features_per_block - 1) / t.features_per_block;
+  if (!deterministic) {
+    // Enough teams to fill the device: twice its concurrency in threads.
+    const long long wanted = 2ll * ExecSpace().concurrency() / t.team_threads;
+    if (t.voxel_blocks < wanted) {
+      const long long s = (wanted + t.voxel_blocks - 1) / t.voxel_blocks;
+      t.splits = int(s < t.feature_blocks ? s : t.feature_blocks);
+    }
+  }
+  return t;
+}
+
+template <class ExecSpace>
+using Scratch = Kokkos::View<float*, typename ExecSpace::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// What both kernels share: the staged blocks of a team.
+template <class ExecSpace, int VPT, int LMax>
+struct Staging {
+  using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Mem = typename ExecSpace::memory_space;
+  ModelViews<Mem> model;
+  ConstMatrixOf<ExecSpace> inputs;
+  Tiling<ExecSpace> tiling;
+  int voxels = 0;
+
+  KOKKOS_INLINE_FUNCTION void stage_inputs(const Member& m, int first_voxel, float* in) const {
+    const int qs = tiling.input_stride, q_count = model.inputs;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, tiling.voxels_per_block * qs), [&](int i) {
+      const int v = i / qs, q = i - v * qs;
+      const int voxel = first_voxel + v;
+      in[i] = voxel < voxels && q < q_count ? inputs(voxel, q) : 0.0f;
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void stage_features(const Member& m, int block, float* f, float* ph,
+                                             float* w) const {
+    const int hb = tiling.features_per_block, qp = tiling.inputs_padded;
+    const int h0 = block * hb;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hb * qp), [&](int i) {
+      const int h = i / qp, q = i - h * qp;
+      f[i] = h0 + h < model.features && q < model.inputs ? model.frequencies(h0 + h, q) : 0.0f;
+    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hb), [&](int h) {
+      ph[h] = h0 + h < model.features ? model.phases(h0 + h) : 0.0f;
+    });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, LMax * hb), [&](int i) {
+      const int l = i / hb, h = i - l * hb;
+      w[i] = l < model.outputs && h0 + h < model.features ? model.weights(l, h0 + h) : 0.0f;
+    });
+  }
+
+  // Angles of this thread's voxels at feature h of the staged block.
+  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, int h, const float* in, const float* f,
+                                          const float* ph, float (&angle)[VPT]) const {
+    const int qp = tiling.inputs_padded, qs = tiling.input_stride, tt = tiling.team_threads;
+    for (int k = 0; k < VPT; ++k) angle[k] = ph[h];
+    for (int q = 0; q < qp; ++q) {
+      const float fq = f[h * qp + q];
+      for (int k = 0; k < VPT; ++k) angle[k] += fq * in[(thread + k * tt) * qs + q];
+    }
+  }
+
+  // The feature blocks [first, last) of split `s`.
+  KOKKOS_INLINE_FUNCTION void split_range(int s, int& first, int& last) const {
+    const int per = (tiling.feature_blocks + tiling.splits - 1) / tiling.splits;
+    first = s * per;
+    last = first + per < tiling.feature_blocks ? first + per : tiling.feature_blocks;
+  }
+};
+
+template <class ExecSpace, int VPT, int LMax>
+struct ApplyKernel : Staging<ExecSpace, VPT, LMax> {
+  using Base = Staging<ExecSpace, VPT, LMax>;
+  using typename Base::Member;
+  MatrixOf<ExecSpace> estimates;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    const auto& t = this->tiling;
+    const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
+    const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
+    Scratch<ExecSpace> s(m.team_scratch(0), t.scratch_bytes / 4);
+    float* in = s.data();
+    float* f = in + std::size_t(t.voxels_per_block) * t.input_stride;
+    float* ph = f + std::size_t(t.features_per_block) * t.inputs_padded;
+    float* w = ph + t.features_per_block;
+    this->stage_inputs(m, first_voxel, in);
+    float acc[VPT][LMax];
+    for (int k = 0; k < VPT; ++k)
+      for (int l = 0; l < LMax; ++l) acc[k][l] = 0.0f;
+    int b0 = 0, b1 = 0;
+    this->split_range(split, b0, b1);
+    for (int b = b0; b < b1; ++b) {
+      m.team_barrier();  // the previous block is consumed
+      this->stage_features(m, b, f, ph, w);
+      m.team_barrier();
+      for (int h = 0; h < t.features_per_block; ++h) {
+        float angle[VPT];
+        this->angles(thread, h, in, f, ph, angle);
+        for (int k = 0; k < VPT; ++k) {
+          float sn, cs;
+          sincos_reduced(angle[k], sn, cs);
+          for (int l = 0; l < LMax; ++l) acc[k][l] += w[l * t.features_per_block + h] * cs;
+        }
+      }
+    }
+    const int outputs = this->model.outputs;
+    for (int k = 0; k < VPT; ++k) {
+      const int voxel = first_voxel + thread + k * t.team_threads;
+      if (voxel >= this->voxels) continue;
+      for (int l = 0; l < LMax; ++l) {  // unrolled to the bound, guarded
+        if (l >= outputs) continue;
+        if (t.splits == 1) {
+          estimates(voxel, l) = this->model.offsets(l) + acc[k][l];
+        } else {
+          Kokkos::atomic_add(&estimates(voxel, l), acc[k][l]);
+        }
+      }
+    }
+  }
+};
+
+template <class ExecSpace, int VPT, int LMax>
+struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
+  using Base = Staging<ExecSpace, VPT, LMax>;
+  using typename Base::Member;
+  ConstMatrixOf<ExecSpace> cotangents;
+  MatrixOf<ExecSpace> gradients;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& m) const {
+    const auto& t = this->tiling;
+    const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
+    const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
+    const int qp = t.inputs_padded, qs = t.input_stride, outputs = this->model.outputs;
+    Scratch<ExecSpace> s(m.team_scratch(0), t.scratch_bytes / 4);
+    float* in = s.data();
+    float* f = in + std::size_t(t.voxels_per_block) * qs;
+    float* ph = f + std::size_t(t.features_per_block) * qp;
+    float* w = ph + t.features_per_block;
+    float* grad = w + std::size_t(LMax) * t.features_per_block;  // [VB][Qs]
+    this->stage_inputs(m, first_voxel, in);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, t.voxels_per_block * qs),
+                         [&](int i) { grad[i] = 0.0f; });
+    float g[VPT][LMax];
+    for (int k = 0; k < VPT; ++k) {
+      const int voxel = first_voxel + thread + k * t.team_threads;
+      for (int l = 0; l < LMax; ++l) {
+        g[k][l] = voxel < this->voxels && l < outputs ? cotangents(voxel, l) : 0.0f;
+      }
+    }
+    int b0 = 0, b1 = 0;
+    this->split_range(split, b0, b1);
+    for (int b = b0; b < b1; ++b) {
+      m.team_barrier();
+      this->stage_features(m, b, f, ph, w);
+      m.team_barrier();
+      for (int h = 0; h < t.features_per_block; ++h) {
+        float angle[VPT], scale[VPT];
+        this->angles(thread, h, in, f, ph, angle);
+        for (int k = 0; k < VPT; ++k) {
+          float sn, cs;
+          sincos_reduced(angle[k], sn, cs);
+          float gw = 0.0f;
+          for (int l = 0; l < LMax; ++l) gw += g[k][l] * w[l * t.features_per_block + h];
+          scale[k] = -sn * gw;
+        }
+        for (int q = 0; q < qp; ++q) {
+          const float fq = f[h * qp + q];
+          for (int k = 0; k < VPT; ++k)
+            grad[(thread + k * t.team_threads) * qs + q] += scale[k] * fq;
+        }
+      }
+    }
+    for (int k = 0; k < VPT; ++k) {
+      const int voxel = first_voxel + thread + k * t.team_threads;
+      if (voxel >= this->voxels) continue;
+      for (int q = 0; q < this->model.inputs; ++q) {
+        const float v = grad[(thread + k * t.team_threads) * qs + q];
+        if (t.splits == 1) {
+          gradients(voxel, q) = v;
+        } else {
+          Kokkos::atomic_add(&gradients(voxel, q), v);
+        }
+      }
+    }
+  }
+};
+
+template <class ExecSpace>
+void check_shapes(const char* kernel, const ModelViews<typename ExecSpace::memory_space>& model,
+                  long long voxels, long long columns, long long expected_columns) {
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument(std::string(kernel) + ": " + why);
+  };
+  if (model.outputs < 1 || model.outputs > max_outputs) {
+    fail(std::to_string(model.outputs) + " outputs: the kernel holds 1 to " +
+         std::to_string(max_outputs));
+  }
+  if (model.inputs < 1 || model.inputs > max_inputs) {
+    fail(std::to_string(model.inputs) + " inputs: the kernel takes 1 to " +
+         std::to_string(max_inputs));
+  }
+  if (model.features < 1) fail("the model has no features");
+  if (voxels > 2147483647ll) {
+    fail(std::to_string(voxels) + " voxels exceed the kernel's 32-bit voxel index");
+  }
+  if (columns != expected_columns) {
+    fail("an array has " + std::to_string(columns) + " columns where " +
+         std::to_string(expected_columns) + " are needed");
+  }
+}
+
+template <class ExecSpace, int VPT, int LMax, class Kernel>
+void launch(const ExecSpace& exec, Kernel kernel, const char* name) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  const auto& t = kernel.tiling;
+  Policy policy(exec, t.voxel_blocks * t.splits, t.team_threads);
+  policy.set_scratch_size(0, Kokkos::PerTeam(t.scratch_bytes));
+  Kokkos::parallel_for(std::string(name), policy, kernel);
+}
+
+template <class ExecSpace, int LMax>
+void apply_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_space>& model,
+                const ConstMatrixOf<ExecSpace>& inputs, const MatrixOf<ExecSpace>& estimates,
+                bool deterministic) {
+  constexpr int VPT = !kx::is_host_space_v<ExecSpace> ? 2 : 8;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  ApplyKernel<ExecSpace, VPT, LMax> k;
+  k.model = model;
+  k.inputs = inputs;
+  k.voxels = int(inputs.extent(0));
+  k.estimates = estimates;
+  k.tiling = choose_tiling<ExecSpace, VPT, LMax>(k.voxels, model.inputs, model.features, false,
+                                                 deterministic, Policy::scratch_size_max(0));
+  if (k.voxels == 0) return;
+  if (k.tiling.splits > 1) {  // accumulate onto the offsets
+    auto offsets = model.offsets;
+    const int outputs = model.outputs;
+    Kokkos::parallel_for(
+        "larmor::perk::apply_offsets",
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, std::int64_t(k.voxels) * outputs),
+        KOKKOS_LAMBDA(std::int64_t i) {
+          estimates(i / outputs, i % outputs) = offsets(i % outputs);
+        });
+  }
+  launch<ExecSpace, VPT, LMax>(exec, k, apply_kernel_name);
+}
+
+template <class ExecSpace, int LMax>
+void adjoint_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_space>& model,
+                  const ConstMatrixOf<ExecSpace>& inputs,
+                  const ConstMatrixOf<ExecSpace>& cotangents, const MatrixOf<ExecSpace>& gradients,
+                  bool deterministic) {
+  constexpr int VPT = !kx::is_host_space_v<ExecSpace> ? 2 : 8;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  AdjointKernel<ExecSpace, VPT, LMax> k;
+  k.model = model;
+  k.inputs = inputs;
+  k.voxels = int(inputs.extent(0));
+  k.cotangents = cotangents;
+  k.gradients = gradients;
+  k.tiling = choose_tiling<ExecSpace, VPT, LMax>(k.voxels, model.inputs, model.features, true,
+                                                 deterministic, Policy::scratch_size_max(0));
+  if (k.voxels == 0) return;
+  if (k.tiling.splits > 1) Kokkos::deep_copy(exec, gradients, 0.0f);
+  launch<ExecSpace, VPT, LMax>(exec, k, adjoint_kernel_name);
+}
+
+}  // namespace larmor::perk::detail
+
+namespace larmor::perk {
+
+template <class ExecSpace>
+void apply(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_space>& model,
+           const ConstMatrixOf<ExecSpace>& inputs, const MatrixOf<ExecSpace>& estimates,
+           bool deterministic) {
+  detail::check_shapes<ExecSpace>(apply_kernel_name, model, inputs.extent(0), inputs.extent(1),
+                                  model.inputs);
+  detail::check_shapes<ExecSpace>(apply_kernel_name, model, estimates.extent(0),
+                                  estimates.extent(1), model.outputs);
+  if (model.outputs <= 2)
+    return detail::apply_with<ExecSpace, 2>(exec, model, inputs, estimates, deterministic);
+  if (model.outputs <= 8)
+    return detail::apply_with<ExecSpace, 8>(exec, model, inputs, estimates, deterministic);
+  detail::apply_with<ExecSpace, max_outputs>(exec, model, inputs, estimates, deterministic);
+}
+
+template <class ExecSpace>
+void adjoint(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_space>& model,
+             const ConstMatrixOf<ExecSpace>& inputs, const ConstMatrixOf<ExecSpace>& cotangents,
+             const MatrixOf<ExecSpace>& input_gradients, bool deterministic) {
+  detail::check_shapes<ExecSpace>(adjoint_kernel_name, model, inputs.extent(0), inputs.extent(1),
+                                  model.inputs);
+  detail::check_shapes<ExecSpace>(adjoint_kernel_name, model, cotangents.extent(0),
+                                  cotangents.extent(1), model.outputs);
+  detail::check_shapes<ExecSpace>(adjoint_kernel_name, model, input_gradients.extent(0),
+                                  input_gradients.extent(1), model.inputs);
+  if (model.outputs <= 2)
+    return detail::adjoint_with<ExecSpace, 2>(exec, model, inputs, cotangents, input_gradients,
+                                              deterministic);
+  if (model.outputs <= 8)
+    return detail::adjoint_with<ExecSpace, 8>(exec, model, inputs, cotangents, input_gradients,
+                                              deterministic);
+  detail::adjoint_with<ExecSpace, max_outputs>(exec, model, inputs, cotangents, input_gradients,
+                                               deterministic);
+}
+
+}  // namespace larmor::perk
+
+#define LARMOR_PERK_INSTANTIATE(EXEC)                                                 \
+  namespace larmor::perk {                                                            \
+  template void apply<EXEC>(const EXEC&, const ModelViews<EXEC::memory_space>&,       \
+                            const ConstMatrixOf<EXEC>&, const MatrixOf<EXEC>&, bool); \
+  template void adjoint<EXEC>(const EXEC&, const ModelViews<EXEC::memory_space>&,     \
+                              const ConstMatrixOf<EXEC>&, const ConstMatrixOf<EXEC>&, \
+                              const MatrixOf<EXEC>&, bool);                           \
+  }
