@@ -1,0 +1,71 @@
+// A trained PERK estimator (parameter estimation via regression with
+// kernels; docs/estimators.md) and what turns measured signals into its
+// inputs. The estimate of a voxel is x = b + W cos(F q + phi), evaluated by
+// the fused kernels of kernels/perk/ (F, phi, W and b as float).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perk/perk_apply.hpp"
+#include "tissue/tissue.hpp"
+
+namespace larmor::estimators {
+
+struct PerkModel {
+  int signals = 0;                        // D: signal magnitudes per voxel
+  std::vector<tissue::Property> known;    // N known inputs after the signals
+  std::vector<tissue::Property> outputs;  // L estimated properties (SI units)
+  int features = 0;                       // H
+  std::vector<float> frequencies;         // [H][Q], radians per input unit
+  std::vector<float> phases;              // [H], radians
+  std::vector<float> weights;             // [L][H]
+  std::vector<float> offsets;             // [L]
+  double lambda = 0.0, rho = 0.0;         // the chosen bandwidth scale and regularisation
+  double noise_sigma = 0.0;               // training noise, relative to M0
+  double holdout_cost = 0.0;              // RMS relative error on held-out samples
+  std::string sequence;                   // name of the sequence it was trained for
+
+  int inputs() const { return signals + int(known.size()); }
+
+  // Byte image (for MPI broadcast) and back; from_bytes throws on a bad image.
+  std::string to_bytes() const;
+  static PerkModel from_bytes(const std::string& bytes);
+};
+
+// The model on a memory space, for the kernels.
+template <class MemorySpace>
+perk::ModelViews<MemorySpace> upload(const PerkModel& model) {
+  auto copy = [](const std::vector<float>& host, const char* label, int rows, int cols) {
+    Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace> v(std::string(label), rows, cols);
+    Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> h(
+        host.data(), rows, cols);
+    Kokkos::deep_copy(v, h);
+    return v;
+  };
+  perk::ModelViews<MemorySpace> m;
+  m.inputs = model.inputs();
+  m.features = model.features;
+  m.outputs = int(model.outputs.size());
+  m.frequencies = copy(model.frequencies, "larmor::perk_frequencies", m.features, m.inputs);
+  m.weights = copy(model.weights, "larmor::perk_weights", m.outputs, m.features);
+  m.phases =
+      Kokkos::subview(copy(model.phases, "larmor::perk_phases", 1, m.features), 0, Kokkos::ALL);
+  m.offsets =
+      Kokkos::subview(copy(model.offsets, "larmor::perk_offsets", 1, m.outputs), 0, Kokkos::ALL);
+  return m;
+}
+
+// The estimator's inputs for `voxels` voxels: the signal magnitudes divided by
+// their mean over the D samples (which removes M0), then the known
+// properties in SI units. signals: [voxel][D][re, im]; known[n]: the n-th
+// known property per voxel. Returns [voxel][Q].
+std::vector<float> perk_inputs(const float* signals, std::int64_t voxels, int samples,
+                               const std::vector<const float*>& known);
+
+// HDF5 (a group of datasets and attributes; rank 0 writes, atomically).
+void save_perk_model(const PerkModel& model, const std::string& path);
+PerkModel load_perk_model(const std::string& path);
+
+}  // namespace larmor::estimators

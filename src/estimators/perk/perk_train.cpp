@@ -1,0 +1,328 @@
+#include "estimators/perk/perk_train.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#if LARMOR_HAVE_LAPACKE
+#include <lapacke.h>
+#endif
+
+#include "simulate/simulator.hpp"
+
+namespace larmor::estimators {
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void validate(const PerkSpec& spec) {
+  auto fail = [](const std::string& why) { throw std::invalid_argument("PERK training: " + why); };
+  if (spec.latent.empty()) fail("no latent (estimated) properties");
+  if (int(spec.latent.size()) > perk::max_outputs) fail("more outputs than the kernels hold");
+  for (const auto& group : {spec.latent, spec.known, spec.nuisance}) {
+    for (const Prior& p : group) {
+      const std::string name = tissue::deck_name(p.property);
+      if (!(p.low <= p.high) || !std::isfinite(p.low) || !std::isfinite(p.high)) {
+        fail(name + ": the prior range must be finite with low <= high");
+      }
+      if (p.log_uniform && !(p.low > 0.0)) fail(name + ": a log-uniform prior needs low > 0");
+    }
+  }
+  std::vector<int> seen(tissue::all_properties.size(), 0);
+  for (const auto& group : {spec.latent, spec.known, spec.nuisance}) {
+    for (const Prior& p : group) {
+      if (seen[std::size_t(p.property)]++) {
+        fail(std::string(tissue::deck_name(p.property)) + " is given twice");
+      }
+    }
+  }
+  for (const Prior& p : spec.latent) {
+    if (p.property == tissue::Property::m0) {
+      fail("m0 cannot be a latent property: the inputs are normalised by the mean magnitude");
+    }
+  }
+  if (spec.known_samples.size() > spec.known.size()) fail("more measured maps than known inputs");
+  if (spec.samples < 10 || spec.features < 1) fail("samples must be >= 10 and features >= 1");
+  if (!(spec.noise_sigma >= 0.0)) fail("noise_sigma must be >= 0");
+  if (!(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0)) {
+    fail("holdout_fraction must lie in (0, 1)");
+  }
+}
+
+double draw(const Prior& p, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double x = u(rng);
+  return p.log_uniform ? p.low * std::pow(p.high / p.low, x) : p.low + (p.high - p.low) * x;
+}
+
+// Gaussian kernel density estimate of `values` (Silverman's bandwidth),
+// sampled and clipped to the prior's range.
+std::vector<float> kde_draws(const std::vector<float>& values, const Prior& range, int count,
+                             std::mt19937_64& rng) {
+  double mean = 0.0, sq = 0.0;
+  for (float v : values) mean += v;
+  mean /= double(values.size());
+  for (float v : values) sq += (v - mean) * (v - mean);
+  const double sd = std::sqrt(sq / double(values.size()));
+  const double bandwidth = 1.06 * sd * std::pow(double(values.size()), -0.2);
+  std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::vector<float> out(static_cast<std::size_t>(count));
+  for (float& x : out) {
+    x = float(std::clamp(values[pick(rng)] + bandwidth * normal(rng), range.low, range.high));
+  }
+  return out;
+}
+
+// Host row-major H x H double, factored in place; false when not positive
+// definite.
+bool cholesky_solve(std::vector<double> a, int n, std::vector<double>& rhs, int columns) {
+#if LARMOR_HAVE_LAPACKE
+  if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', n, a.data(), n) != 0) return false;
+  return LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', n, columns, a.data(), n, rhs.data(), columns) == 0;
+#else
+  (void)a, (void)n, (void)rhs, (void)columns;
+  throw std::runtime_error(
+      "PERK training needs LAPACKE for its Cholesky solve (Debian: liblapacke-dev)");
+#endif
+}
+
+struct Covariances {
+  std::vector<double> zz;  // H x H, centred, / K
+  std::vector<double> xz;  // L x H, centred, / K
+  std::vector<double> mean_z, mean_x;
+};
+
+// Z = sqrt(2/H) cos(F q + phi) for the training inputs, chunk by chunk on the
+// device; Z^T Z and [X 1]^T Z by KokkosBlas::gemm.
+Covariances covariances(const Kokkos::View<const float**, Kokkos::LayoutRight, Mem>& inputs,
+                        const std::vector<double>& x, int outputs,
+                        const std::vector<double>& frequencies, const std::vector<double>& phases) {
+  const int k_total = int(inputs.extent(0)), q = int(inputs.extent(1));
+  const int h = int(phases.size()), l1 = outputs + 1;
+  Kokkos::View<double**, Kokkos::LayoutRight, Mem> f("larmor::perk_train_f", h, q);
+  Kokkos::View<double*, Mem> phi("larmor::perk_train_phi", h);
+  Kokkos::deep_copy(
+      f, Kokkos::View<const double**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+             frequencies.data(), h, q));
+  Kokkos::deep_copy(
+      phi, Kokkos::View<const double*, Kokkos::HostSpace, kx::Unmanaged>(phases.data(), h));
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> zz("larmor::perk_train_zz", h, h);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> xz("larmor::perk_train_xz", l1, h);
+  const int chunk = std::min(k_total, std::max(1, int((std::int64_t(1) << 27) / h)));
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> z("larmor::perk_train_z", chunk, h);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> xc("larmor::perk_train_x", chunk, l1);
+  auto xc_host = Kokkos::create_mirror_view(xc);
+  const double scale = std::sqrt(2.0 / h);
+  for (int k0 = 0; k0 < k_total; k0 += chunk) {
+    const int rows = std::min(chunk, k_total - k0);
+    auto zr = Kokkos::subview(z, std::make_pair(0, rows), Kokkos::ALL);
+    auto xr = Kokkos::subview(xc, std::make_pair(0, rows), Kokkos::ALL);
+    Kokkos::parallel_for(
+        "larmor::perk_train_features",
+        Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>({0, 0}, {rows, h}),
+        KOKKOS_LAMBDA(int k, int j) {
+          double angle = phi(j);
+          for (int i = 0; i < q; ++i) angle += f(j, i) * double(inputs(k0 + k, i));
+          zr(k, j) = scale * kx::cos(angle);
+        });
+    for (int k = 0; k < rows; ++k) {
+      for (int o = 0; o < outputs; ++o) xc_host(k, o) = x[std::size_t(k0 + k) * outputs + o];
+      xc_host(k, outputs) = 1.0;
+    }
+    Kokkos::deep_copy(xc, xc_host);
+    KokkosBlas::gemm("T", "N", 1.0, zr, zr, 1.0, zz);
+    KokkosBlas::gemm("T", "N", 1.0, xr, zr, 1.0, xz);
+  }
+  auto zz_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), zz);
+  auto xz_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), xz);
+  Covariances c;
+  const double inv_k = 1.0 / k_total;
+  c.mean_z.resize(std::size_t(h));
+  for (int j = 0; j < h; ++j) c.mean_z[j] = xz_h(outputs, j) * inv_k;
+  c.mean_x.assign(std::size_t(outputs), 0.0);
+  for (int k = 0; k < k_total; ++k)
+    for (int o = 0; o < outputs; ++o) c.mean_x[o] += x[std::size_t(k) * outputs + o] * inv_k;
+  c.zz.resize(std::size_t(h) * h);
+  for (int i = 0; i < h; ++i)
+    for (int j = 0; j < h; ++j)
+      c.zz[std::size_t(i) * h + j] = zz_h(i, j) * inv_k - c.mean_z[i] * c.mean_z[j];
+  c.xz.resize(std::size_t(outputs) * h);
+  for (int o = 0; o < outputs; ++o)
+    for (int j = 0; j < h; ++j)
+      c.xz[std::size_t(o) * h + j] = xz_h(o, j) * inv_k - c.mean_x[o] * c.mean_z[j];
+  return c;
+}
+
+}  // namespace
+
+PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
+                     TrainingReport* report_out) {
+  validate(spec);
+  const auto start = Clock::now();
+  TrainingReport report;
+  std::mt19937_64 rng(spec.seed);
+  const int k_all = spec.samples, l = int(spec.latent.size()), n = int(spec.known.size());
+
+  // Training tissue: latent from the priors, known from the maps' density.
+  tissue::Tissue t;
+  t.voxels = k_all;
+  std::vector<double> x(std::size_t(k_all) * l);
+  for (int o = 0; o < l; ++o) {
+    auto& map = t[spec.latent[o].property].map;
+    map.resize(std::size_t(k_all));
+    for (int k = 0; k < k_all; ++k) {
+      const double v = draw(spec.latent[o], rng);
+      map[k] = float(v);
+      x[std::size_t(k) * l + o] = map[k];
+    }
+  }
+  for (const Prior& p : spec.nuisance) {
+    auto& map = t[p.property].map;
+    map.resize(std::size_t(k_all));
+    for (auto& v : map) v = float(draw(p, rng));
+  }
+  for (int i = 0; i < n; ++i) {
+    auto& map = t[spec.known[i].property].map;
+    if (i < int(spec.known_samples.size()) && !spec.known_samples[i].empty()) {
+      map = kde_draws(spec.known_samples[i], spec.known[i], k_all, rng);
+    } else {
+      map.resize(std::size_t(k_all));
+      for (auto& v : map) v = float(draw(spec.known[i], rng));
+    }
+  }
+  t.validate("PERK training tissue");
+  simulate::Options options;
+  options.orders = spec.orders;
+  const simulate::Simulator sim(sequence, options);
+  const int d = sim.samples();
+  if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");
+  auto t0 = Clock::now();
+  std::vector<float> signals = sim.run(t);
+  std::normal_distribution<float> noise(0.0f, float(spec.noise_sigma));
+  if (spec.noise_sigma > 0.0) {
+    for (float& s : signals) s += noise(rng);
+  }
+  std::vector<const float*> known;
+  for (int i = 0; i < n; ++i) known.push_back(t[spec.known[i].property].map.data());
+  const std::vector<float> q_all = perk_inputs(signals.data(), k_all, d, known);
+  report.simulate_s = since(t0);
+  const int q = d + n;
+  if (q > perk::max_inputs) {
+    throw std::invalid_argument("PERK training: " + std::to_string(q) +
+                                " inputs exceed the kernels' limit of " +
+                                std::to_string(perk::max_inputs));
+  }
+
+  // Split: the draws are independent, so the last samples are the holdout.
+  const int k_hold = std::max(1, int(spec.holdout_fraction * k_all));
+  const int k_train = k_all - k_hold;
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> inputs("larmor::perk_train_inputs", k_all, q);
+  Kokkos::deep_copy(
+      inputs, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+                  q_all.data(), k_all, q));
+  const auto train_in = Kokkos::subview(inputs, std::make_pair(0, k_train), Kokkos::ALL);
+  const auto hold_in = Kokkos::subview(inputs, std::make_pair(k_train, k_all), Kokkos::ALL);
+  std::vector<double> length(std::size_t(q), 0.0);
+  for (int k = 0; k < k_train; ++k)
+    for (int i = 0; i < q; ++i) length[i] += std::fabs(q_all[std::size_t(k) * q + i]) / k_train;
+  for (double& v : length) v = v > 0.0 ? v : 1.0;
+
+  const std::vector<double> lambdas =
+      spec.lambdas.empty() ? std::vector<double>{std::pow(2.0, -0.5), 1.0, std::pow(2.0, 0.5), 2.0,
+                                                 std::pow(2.0, 1.5)}
+                           : spec.lambdas;
+  const std::vector<double> rhos =
+      spec.rhos.empty()
+          ? std::vector<double>{std::pow(2.0, -40), std::pow(2.0, -34), std::pow(2.0, -28),
+                                std::pow(2.0, -22), std::pow(2.0, -16)}
+          : spec.rhos;
+  const int h = spec.features;
+  PerkModel best;
+  best.holdout_cost = std::numeric_limits<double>::infinity();
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::perk_holdout", k_hold, l);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (double lambda : lambdas) {
+    std::vector<double> f(static_cast<std::size_t>(h) * q), phi(static_cast<std::size_t>(h));
+    for (int j = 0; j < h; ++j) {
+      for (int i = 0; i < q; ++i) f[std::size_t(j) * q + i] = normal(rng) / (lambda * length[i]);
+      phi[j] = 2.0 * kx::pi * unit(rng);
+    }
+    t0 = Clock::now();
+    const Covariances c = covariances(train_in, x, l, f, phi);
+    report.features_s += since(t0);
+    for (double rho : rhos) {
+      t0 = Clock::now();
+      std::vector<double> a = c.zz;
+      for (int j = 0; j < h; ++j) a[std::size_t(j) * h + j] += rho;
+      std::vector<double> wt(std::size_t(h) * l);  // W^T, H x L
+      for (int j = 0; j < h; ++j)
+        for (int o = 0; o < l; ++o) wt[std::size_t(j) * l + o] = c.xz[std::size_t(o) * h + j];
+      const bool solved = cholesky_solve(std::move(a), h, wt, l);
+      report.solve_s += since(t0);
+      if (!solved) {
+        report.grid.push_back({lambda, rho, std::numeric_limits<double>::infinity()});
+        continue;
+      }
+      PerkModel m;
+      m.signals = d;
+      for (const Prior& p : spec.known) m.known.push_back(p.property);
+      for (const Prior& p : spec.latent) m.outputs.push_back(p.property);
+      m.features = h;
+      m.frequencies.assign(f.begin(), f.end());
+      m.phases.assign(phi.begin(), phi.end());
+      m.weights.resize(std::size_t(l) * h);
+      m.offsets.resize(std::size_t(l));
+      const double scale = std::sqrt(2.0 / h);
+      for (int o = 0; o < l; ++o) {
+        double offset = c.mean_x[o];
+        for (int j = 0; j < h; ++j) {
+          const double w = wt[std::size_t(j) * l + o];
+          m.weights[std::size_t(o) * h + j] = float(scale * w);
+          offset -= w * c.mean_z[j];
+        }
+        m.offsets[o] = float(offset);
+      }
+      // Holdout cost: RMS relative error over the outputs.
+      perk::apply(Exec(), upload<Mem>(m), hold_in, estimates, true);
+      auto est = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
+      double cost = 0.0;
+      for (int k = 0; k < k_hold; ++k) {
+        for (int o = 0; o < l; ++o) {
+          const double truth = x[std::size_t(k_train + k) * l + o];
+          const double e = (est(k, o) - truth) / truth;
+          cost += e * e;
+        }
+      }
+      cost = std::sqrt(cost / (double(k_hold) * l));
+      if (!std::isfinite(cost)) cost = std::numeric_limits<double>::infinity();
+      report.grid.push_back({lambda, rho, cost});
+      if (cost < best.holdout_cost) {
+        m.lambda = lambda;
+        m.rho = rho;
+        m.noise_sigma = spec.noise_sigma;
+        m.holdout_cost = cost;
+        m.sequence = sequence.name;
+        best = std::move(m);
+      }
+    }
+  }
+  if (!std::isfinite(best.holdout_cost)) {
+    throw std::runtime_error("PERK training: no (lambda, rho) of the grid gave a usable model");
+  }
+  report.total_s = since(start);
+  if (report_out != nullptr) *report_out = report;
+  return best;
+}
+
+}  // namespace larmor::estimators

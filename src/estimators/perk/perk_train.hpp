@@ -1,0 +1,57 @@
+// Training a PERK estimator (docs/estimators.md): latent tissue properties
+// drawn from priors, known ones from a kernel density estimate of measured
+// maps (or priors), signals simulated with larmor's own kernels, complex
+// Gaussian noise, magnitudes; random Fourier features; centred kernel ridge
+// regression with the H x H covariance formed by KokkosBlas::gemm (cuBLAS on
+// a GPU) and solved by a Cholesky factorisation (LAPACK); the bandwidth scale
+// and the regularisation tuned on held-out samples over a grid.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "estimators/perk/perk_model.hpp"
+#include "sequence/description.hpp"
+
+namespace larmor::estimators {
+
+struct Prior {
+  tissue::Property property = tissue::Property::t2;
+  double low = 0.0, high = 0.0;  // SI units
+  bool log_uniform = false;
+};
+
+struct PerkSpec {
+  std::vector<Prior> latent;  // the estimated properties (not M0: inputs are normalised)
+  std::vector<Prior> known;   // known inputs: their range (and prior without a map)
+  // Drawn but neither input nor output: marginalised (a prior with low ==
+  // high fixes the property, e.g. T1 for a T2 fit).
+  std::vector<Prior> nuisance;
+  // Measured values of each known property (SI), for the kernel density
+  // estimate; an empty vector draws from the prior instead.
+  std::vector<std::vector<float>> known_samples;
+  int samples = 100000;       // K
+  int features = 1000;        // H
+  double noise_sigma = 0.01;  // per channel, relative to M0 = 1
+  double holdout_fraction = 0.2;
+  std::vector<double> lambdas;  // bandwidth scales; empty: 2^{-0.5, 0, 0.5, 1, 1.5}
+  std::vector<double> rhos;     // regularisations; empty: 2^{-40, -34, -28, -22, -16}
+  std::uint64_t seed = 1;
+  int orders = 0;  // EPG orders (0: the default rule)
+};
+
+struct TrainingReport {
+  double simulate_s = 0.0, features_s = 0.0, solve_s = 0.0, total_s = 0.0;
+  struct Point {
+    double lambda, rho, cost;
+  };
+  std::vector<Point> grid;  // every (lambda, rho) tried, with its holdout cost
+};
+
+// Throws std::invalid_argument naming the setting for a bad spec (an empty
+// or non-positive prior range, M0 as a latent property, sizes past the
+// kernels' limits) and std::runtime_error without LAPACK.
+PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
+                     TrainingReport* report = nullptr);
+
+}  // namespace larmor::estimators
