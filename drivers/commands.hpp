@@ -49,4 +49,23 @@ struct ExportArgs {
 void add_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args, const parallel::Communicator& comm);
 
+struct PhantomArgs {
+  std::string output;
+  long long voxels = 20000;
+  std::string sequence_deck;
+  double noise = 0.005;
+  std::uint64_t seed = 1;
+};
+void add_phantom(CLI::App& app, PhantomArgs& args);
+int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm);
+
+struct FitArgs {
+  std::string deck;
+  std::string output;
+  double truth_tolerance = 0.0;  // > 0: fail above this median relative error
+  bool quiet = false;
+};
+void add_fit(CLI::App& app, FitArgs& args);
+int run_fit(const FitArgs& args, const parallel::Communicator& comm);
+
 }  // namespace larmor::drivers

@@ -284,7 +284,8 @@ std::vector<std::string> builder_names() {
   return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq"};
 }
 
-Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections) {
+Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections,
+               bool tissue_required) {
   if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
   toml::table root;
   try {
@@ -326,8 +327,10 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
   seq.reject_unknown_keys();
 
   const toml::table* tissue_table = table_or_null(root, "tissue", path);
-  if (!tissue_table) throw DeckError(path + ": the [tissue] section is required");
-  deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
+  if (!tissue_table && tissue_required) {
+    throw DeckError(path + ": the [tissue] section is required");
+  }
+  if (tissue_table) deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
 
   Section sim(path, "simulation", table_or_null(root, "simulation", path));
   deck.simulation.orders = sim.integer("orders", 0, 0);

@@ -46,7 +46,10 @@ struct Deck {
 // Parses and validates a deck; throws DeckError. Tables other than
 // sequence, tissue, simulation and output are errors unless listed in
 // `extra_sections` (read by the caller, e.g. [design]).
-Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections = {});
+// `tissue_required` false: decks that take their voxels elsewhere (larmor fit)
+// may leave [tissue] out.
+Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections = {},
+               bool tissue_required = true);
 
 struct DeckError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 
+#include "estimators/perk/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
 #include "sequence/builders/builders.hpp"
 #include "simulate/simulator.hpp"

@@ -12,6 +12,7 @@
 #include <lapacke.h>
 #endif
 
+#include "estimators/perk/perk_device.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::estimators {

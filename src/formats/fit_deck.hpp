@@ -1,0 +1,31 @@
+// Fit decks (larmor fit DECK.toml): [sequence] as in simulation decks (the
+// sequence the data were acquired with), [data] (the measured signals and
+// known maps, HDF5), [estimator] (PERK: priors of the estimated properties,
+// known inputs with their maps, nuisance properties, training sizes, noise,
+// tuning grid, or a trained model to load), [output] path of the maps.
+// docs/input-deck.md lists the keys; errors name the file, line and key.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "estimators/perk/perk_train.hpp"
+#include "formats/deck.hpp"
+
+namespace larmor::formats {
+
+struct FitDeck {
+  Deck deck;
+  std::string data_path;  // resolved against the deck
+  std::string signals_dataset = "/signals";
+  std::string index_dataset = "/voxel_index";
+  std::string shape_dataset = "/volume_shape";
+  std::vector<std::string> known_datasets;  // per spec.known entry: its volume dataset
+  estimators::PerkSpec perk;
+  std::string model_path;       // load this model instead of training
+  std::string save_model_path;  // save the trained model here
+};
+
+FitDeck read_fit_deck(const std::string& path);
+
+}  // namespace larmor::formats
