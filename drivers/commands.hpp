@@ -31,6 +31,8 @@ void add_bench(CLI::App& app, BenchArgs& args);
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
 // --mode rebind (bench_rebinding.cpp).
 int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode perk (bench_perk.cpp).
+int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
 struct DesignArgs {
   std::string deck;

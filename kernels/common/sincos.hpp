@@ -36,24 +36,12 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
       1.0f - 0.5f * r2 +
       r2 * r2 *
           (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
-  switch (quadrant) {
-    case 0:
-      s = sr;
-      c = cr;
-      break;
-    case 1:
-      s = cr;
-      c = -sr;
-      break;
-    case 2:
-      s = -sr;
-      c = -cr;
-      break;
-    default:
-      s = -cr;
-      c = sr;
-      break;
-  }
+  // The quadrant by selects, not a switch: the same values, and host loops
+  // over voxels stay vectorisable.
+  const bool odd = (quadrant & 1) != 0;
+  const float s0 = odd ? cr : sr, c0 = odd ? sr : cr;
+  s = (quadrant & 2) != 0 ? -s0 : s0;
+  c = ((quadrant + 1) & 2) != 0 ? -c0 : c0;
 }
 
 KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(double x, double& s, double& c) {

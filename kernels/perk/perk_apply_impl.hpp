@@ -21,16 +21,15 @@ struct Tiling {
   int voxels_per_block = 1;
   int features_per_block = 64;  // HB
   int inputs_padded = 4;        // Qp: multiple of 4
-  int input_stride = 5;         // Qs: odd, so rows fall in different banks
   int voxel_blocks = 1, feature_blocks = 1, splits = 1;
   std::size_t scratch_bytes = 0;
 };
 
 template <int LMax>
-std::size_t scratch_floats(int vb, int hb, int qp, int qs, bool adjoint) {
+std::size_t scratch_floats(int vb, int hb, int qp, bool adjoint) {
   // inputs, frequencies, phases, weights (and the adjoint's gradient rows)
-  return std::size_t(vb) * qs + std::size_t(hb) * qp + hb + std::size_t(LMax) * hb +
-         (adjoint ? std::size_t(vb) * qs : 0);
+  return std::size_t(vb) * qp + std::size_t(hb) * qp + hb + std::size_t(LMax) * hb +
+         (adjoint ? std::size_t(vb) * qp : 0);
 }
 
 template <class ExecSpace, int VPT, int LMax>
@@ -38,7 +37,6 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
                                 bool deterministic, std::size_t scratch_max) {
   Tiling<ExecSpace> t;
   t.inputs_padded = (inputs + 3) / 4 * 4;
-  t.input_stride = t.inputs_padded | 1;
   const bool device = !kx::is_host_space_v<ExecSpace>;
   const int threads[] = {128, 64, 32};
   const int blocks[] = {64, 32, 16, 8};
@@ -47,7 +45,7 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
     for (int hb : blocks) {
       const int team = device ? threads[ti] : 1;
       const std::size_t bytes =
-          4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, t.input_stride, adjoint);
+          4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, adjoint);
       if (bytes <= scratch_max) {
         t.team_threads = team;
         t.features_per_block = hb;
@@ -91,10 +89,13 @@ struct Staging {
   Tiling<ExecSpace> tiling;
   int voxels = 0;
 
+  // Inputs input-major, in[q][v]: a thread's voxels are VB apart from
+  // neighbouring threads' by one float (no bank conflicts on a GPU), and a
+  // host thread's are contiguous (vector loads).
   KOKKOS_INLINE_FUNCTION void stage_inputs(const Member& m, int first_voxel, float* in) const {
-    const int qs = tiling.input_stride, q_count = model.inputs;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, tiling.voxels_per_block * qs), [&](int i) {
-      const int v = i / qs, q = i - v * qs;
+    const int vb = tiling.voxels_per_block, q_count = model.inputs;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vb * tiling.inputs_padded), [&](int i) {
+      const int q = i / vb, v = i - q * vb;
       const int voxel = first_voxel + v;
       in[i] = voxel < voxels && q < q_count ? inputs(voxel, q) : 0.0f;
     });
@@ -120,11 +121,12 @@ struct Staging {
   // Angles of this thread's voxels at feature h of the staged block.
   KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, int h, const float* in, const float* f,
                                           const float* ph, float (&angle)[VPT]) const {
-    const int qp = tiling.inputs_padded, qs = tiling.input_stride, tt = tiling.team_threads;
+    const int qp = tiling.inputs_padded, vb = tiling.voxels_per_block, tt = tiling.team_threads;
     for (int k = 0; k < VPT; ++k) angle[k] = ph[h];
     for (int q = 0; q < qp; ++q) {
       const float fq = f[h * qp + q];
-      for (int k = 0; k < VPT; ++k) angle[k] += fq * in[(thread + k * tt) * qs + q];
+      const float* row = in + q * vb + thread;
+      for (int k = 0; k < VPT; ++k) angle[k] += fq * row[k * tt];
     }
   }
 
@@ -148,7 +150,7 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax> {
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
     Scratch<ExecSpace> s(m.team_scratch(0), t.scratch_bytes / 4);
     float* in = s.data();
-    float* f = in + std::size_t(t.voxels_per_block) * t.input_stride;
+    float* f = in + std::size_t(t.voxels_per_block) * t.inputs_padded;
     float* ph = f + std::size_t(t.features_per_block) * t.inputs_padded;
     float* w = ph + t.features_per_block;
     this->stage_inputs(m, first_voxel, in);
@@ -198,16 +200,15 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
     const auto& t = this->tiling;
     const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
-    const int qp = t.inputs_padded, qs = t.input_stride, outputs = this->model.outputs;
+    const int qp = t.inputs_padded, vb = t.voxels_per_block, outputs = this->model.outputs;
     Scratch<ExecSpace> s(m.team_scratch(0), t.scratch_bytes / 4);
     float* in = s.data();
-    float* f = in + std::size_t(t.voxels_per_block) * qs;
+    float* f = in + std::size_t(vb) * qp;
     float* ph = f + std::size_t(t.features_per_block) * qp;
     float* w = ph + t.features_per_block;
-    float* grad = w + std::size_t(LMax) * t.features_per_block;  // [VB][Qs]
+    float* grad = w + std::size_t(LMax) * t.features_per_block;  // [Qp][VB]
     this->stage_inputs(m, first_voxel, in);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, t.voxels_per_block * qs),
-                         [&](int i) { grad[i] = 0.0f; });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vb * qp), [&](int i) { grad[i] = 0.0f; });
     float g[VPT][LMax];
     for (int k = 0; k < VPT; ++k) {
       const int voxel = first_voxel + thread + k * t.team_threads;
@@ -233,8 +234,8 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
         }
         for (int q = 0; q < qp; ++q) {
           const float fq = f[h * qp + q];
-          for (int k = 0; k < VPT; ++k)
-            grad[(thread + k * t.team_threads) * qs + q] += scale[k] * fq;
+          float* row = grad + q * vb + thread;
+          for (int k = 0; k < VPT; ++k) row[k * t.team_threads] += scale[k] * fq;
         }
       }
     }
@@ -242,7 +243,7 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
       const int voxel = first_voxel + thread + k * t.team_threads;
       if (voxel >= this->voxels) continue;
       for (int q = 0; q < this->model.inputs; ++q) {
-        const float v = grad[(thread + k * t.team_threads) * qs + q];
+        const float v = grad[q * vb + thread + k * t.team_threads];
         if (t.splits == 1) {
           gradients(voxel, q) = v;
         } else {
