@@ -65,7 +65,8 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   const std::int64_t n = std::int64_t(dims[0]);
   const int d = int(dims[1]);
   const parallel::Range mine = parallel::partition_evenly(n, comm.size(), comm.rank());
-  const std::vector<float> signals = in.read_rows_float(fd.signals_dataset, mine.begin, mine.size());
+  const std::vector<float> signals =
+      in.read_rows_float(fd.signals_dataset, mine.begin, mine.size());
   const std::vector<float> index_f = in.read_all_float(fd.index_dataset);
   std::vector<std::int64_t> index(index_f.begin(), index_f.end());
   const std::vector<float> shape_f = in.read_all_float(fd.shape_dataset);
@@ -74,8 +75,8 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   for (auto s : shape) volume *= s;
   if (std::int64_t(index.size()) != n) {
     throw std::invalid_argument(fd.data_path + ": " + fd.index_dataset + " has " +
-                                std::to_string(index.size()) + " entries for " +
-                                std::to_string(n) + " voxels");
+                                std::to_string(index.size()) + " entries for " + std::to_string(n) +
+                                " voxels");
   }
   for (auto i : index) {
     if (i < 0 || i >= volume) {
@@ -153,10 +154,11 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   const int l = int(model.outputs.size());
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> inputs("larmor::fit_inputs", mine.size(),
                                                          model.inputs());
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates",
-                                                            mine.size(), l);
-  Kokkos::deep_copy(inputs, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace,
-                                         kx::Unmanaged>(q.data(), mine.size(), model.inputs()));
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates", mine.size(),
+                                                            l);
+  Kokkos::deep_copy(
+      inputs, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+                  q.data(), mine.size(), model.inputs()));
   perk::apply(Exec(), estimators::upload<Mem>(model), inputs, estimates, true);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
   const double estimate_s = since(t0);
@@ -173,7 +175,8 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
     out.write_rows("/estimates/" + name, {std::uint64_t(n)}, mine.begin, columns[o].data(),
                    mine.size());
     const auto gathered = comm.gather_rows(columns[o].data(), mine.size(), sizeof(float));
-    std::vector<float> map(static_cast<std::size_t>(volume), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> map(static_cast<std::size_t>(volume),
+                           std::numeric_limits<float>::quiet_NaN());
     if (comm.is_root()) {
       const float* all = reinterpret_cast<const float*>(gathered.bytes.data());
       for (std::int64_t v = 0; v < n; ++v) map[index[v]] = all[v];
@@ -201,11 +204,11 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
       if (!rel.empty()) {
         std::sort(rel.begin(), rel.end());
         const double median = rel[rel.size() / 2], p90 = rel[rel.size() * 9 / 10];
-        std::printf("larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
-                    "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
-                    "scored)\n",
-                    name.c_str(), rel.size(), 100 * median, 100 * p90,
-                    static_cast<long long>(outside));
+        std::printf(
+            "larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
+            "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
+            "scored)\n",
+            name.c_str(), rel.size(), 100 * median, 100 * p90, static_cast<long long>(outside));
         if (args.truth_tolerance > 0 && !(median <= args.truth_tolerance)) {
           ok = false;
           error = name + ": median relative error " + std::to_string(median) +
@@ -227,14 +230,16 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   const double write_s = since(t0);
   comm.throw_if_any_failed(ok, error);
   if (comm.is_root()) {
-    std::printf("larmor fit: %lld voxels on %d rank(s), %s backend; PERK %d features, lambda %g, "
-                "rho 2^%.0f, holdout RMS relative error %.3g %%\n",
-                static_cast<long long>(n), comm.size(), kx::backend_name(), model.features,
-                model.lambda, std::log2(model.rho), 100 * model.holdout_cost);
-    std::printf("larmor fit: read %.3f s, train %.3f s (simulate %.3f, features %.3f, solve "
-                "%.3f), estimate %.3f s, write %.3f s, total %.3f s\n",
-                read_s, train_s, report.simulate_s, report.features_s, report.solve_s, estimate_s,
-                write_s, since(start));
+    std::printf(
+        "larmor fit: %lld voxels on %d rank(s), %s backend; PERK %d features, lambda %g, "
+        "rho 2^%.0f, holdout RMS relative error %.3g %%\n",
+        static_cast<long long>(n), comm.size(), kx::backend_name(), model.features, model.lambda,
+        std::log2(model.rho), 100 * model.holdout_cost);
+    std::printf(
+        "larmor fit: read %.3f s, train %.3f s (simulate %.3f, features %.3f, solve "
+        "%.3f), estimate %.3f s, write %.3f s, total %.3f s\n",
+        read_s, train_s, report.simulate_s, report.features_s, report.solve_s, estimate_s, write_s,
+        since(start));
     std::printf("larmor fit: wrote %s\n", output.c_str());
   }
   return 0;

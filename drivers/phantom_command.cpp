@@ -69,21 +69,21 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
                   std::vector<std::int64_t>(volume.shape.begin(), volume.shape.end()));
   const auto d = std::uint64_t(sim.samples());
   out.write_rows("/signals", {std::uint64_t(n), d, 2}, mine.begin, signals.data(), mine.size());
-  out.write_rows("/voxel_index", {std::uint64_t(n)}, mine.begin,
-                 volume.brain.data() + mine.begin, mine.size());
+  out.write_rows("/voxel_index", {std::uint64_t(n)}, mine.begin, volume.brain.data() + mine.begin,
+                 mine.size());
   out.set_attribute("/", "noise_sigma", args.noise);
   out.set_attribute("/", "seed", std::int64_t(args.seed));
   out.set_attribute("/", "builder", deck.builder);
   out.set_attribute("/", "sequence_deck", args.sequence_deck);
   out.commit();
   if (comm.is_root()) {
-    std::printf("larmor phantom: %lld brain voxels in a %llux%llux%llu volume, %d samples of %s, "
-                "noise %g, %.2f s -> wrote %s\n",
-                static_cast<long long>(n), static_cast<unsigned long long>(shape[0]),
-                static_cast<unsigned long long>(shape[1]),
-                static_cast<unsigned long long>(shape[2]), sim.samples(), deck.builder.c_str(),
-                args.noise, std::chrono::duration<double>(clock::now() - start).count(),
-                args.output.c_str());
+    std::printf(
+        "larmor phantom: %lld brain voxels in a %llux%llux%llu volume, %d samples of %s, "
+        "noise %g, %.2f s -> wrote %s\n",
+        static_cast<long long>(n), static_cast<unsigned long long>(shape[0]),
+        static_cast<unsigned long long>(shape[1]), static_cast<unsigned long long>(shape[2]),
+        sim.samples(), deck.builder.c_str(), args.noise,
+        std::chrono::duration<double>(clock::now() - start).count(), args.output.c_str());
   }
   return 0;
 }

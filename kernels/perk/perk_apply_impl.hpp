@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "common/sincos.hpp"
 #include "perk/perk_apply.hpp"
@@ -23,6 +24,7 @@ struct Tiling {
   int inputs_padded = 4;        // Qp: multiple of 4
   int voxel_blocks = 1, feature_blocks = 1, splits = 1;
   std::size_t scratch_bytes = 0;
+  int scratch_level = 0;  // 1: the blocks did not fit the fast scratch
 };
 
 template <int LMax>
@@ -32,29 +34,35 @@ std::size_t scratch_floats(int vb, int hb, int qp, bool adjoint) {
          (adjoint ? std::size_t(vb) * qp : 0);
 }
 
-template <class ExecSpace, int VPT, int LMax>
+template <class ExecSpace, int VPT, int LMax, int QMax>
 Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoint,
-                                bool deterministic, std::size_t scratch_max) {
+                                bool deterministic) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
   Tiling<ExecSpace> t;
-  t.inputs_padded = (inputs + 3) / 4 * 4;
+  t.inputs_padded = QMax > 0 ? QMax : (inputs + 3) / 4 * 4;
   const bool device = !kx::is_host_space_v<ExecSpace>;
   const int threads[] = {128, 64, 32};
   const int blocks[] = {64, 32, 16, 8};
   bool fits = false;
-  for (int ti = device ? 0 : 2; ti < 3; ++ti) {
-    for (int hb : blocks) {
-      const int team = device ? threads[ti] : 1;
-      const std::size_t bytes =
-          4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, adjoint);
-      if (bytes <= scratch_max) {
-        t.team_threads = team;
-        t.features_per_block = hb;
-        t.scratch_bytes = bytes;
-        fits = true;
-        break;
+  // The fast (level 0) scratch first, then level 1 (device memory per team)
+  // for input counts whose blocks do not fit it.
+  for (int level = 0; level < 2 && !fits; ++level) {
+    const std::size_t scratch_max = Policy::scratch_size_max(level);
+    for (int ti = device ? 0 : 2; ti < 3 && !fits; ++ti) {
+      for (int hb : blocks) {
+        const int team = device ? threads[ti] : 1;
+        const std::size_t bytes =
+            4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, adjoint);
+        if (bytes <= scratch_max) {
+          t.team_threads = team;
+          t.features_per_block = hb;
+          t.scratch_bytes = bytes;
+          t.scratch_level = level;
+          fits = true;
+          break;
+        }
       }
     }
-    if (fits) break;
   }
   if (!fits) {
     throw std::invalid_argument(std::string(adjoint ? adjoint_kernel_name : apply_kernel_name) +
@@ -80,7 +88,11 @@ using Scratch = Kokkos::View<float*, typename ExecSpace::scratch_memory_space,
                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 // What both kernels share: the staged blocks of a team.
-template <class ExecSpace, int VPT, int LMax>
+// QMax > 0: the inputs padded to QMax, a thread's voxels' inputs held in
+// registers over the whole feature loop (the scratch reads left are the
+// frequencies, shared by the team); QMax = 0: any input count, read from
+// scratch.
+template <class ExecSpace, int VPT, int LMax, int QMax>
 struct Staging {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Mem = typename ExecSpace::memory_space;
@@ -118,9 +130,30 @@ struct Staging {
     });
   }
 
+  // This thread's voxels' inputs, from the staged block into registers.
+  struct Registers {
+    float x[VPT][QMax > 0 ? QMax : 1];
+  };
+  KOKKOS_FORCEINLINE_FUNCTION void load(int thread, const float* in, Registers& r) const {
+    if constexpr (QMax > 0) {
+      const int vb = tiling.voxels_per_block, tt = tiling.team_threads;
+      for (int q = 0; q < QMax; ++q)
+        for (int k = 0; k < VPT; ++k) r.x[k][q] = in[q * vb + thread + k * tt];
+    }
+  }
+
   // Angles of this thread's voxels at feature h of the staged block.
-  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, int h, const float* in, const float* f,
-                                          const float* ph, float (&angle)[VPT]) const {
+  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, int h, const float* in, const Registers& r,
+                                          const float* f, const float* ph,
+                                          float (&angle)[VPT]) const {
+    if constexpr (QMax > 0) {
+      for (int k = 0; k < VPT; ++k) angle[k] = ph[h];
+      for (int q = 0; q < QMax; ++q) {
+        const float fq = f[h * QMax + q];
+        for (int k = 0; k < VPT; ++k) angle[k] += fq * r.x[k][q];
+      }
+      return;
+    }
     const int qp = tiling.inputs_padded, vb = tiling.voxels_per_block, tt = tiling.team_threads;
     for (int k = 0; k < VPT; ++k) angle[k] = ph[h];
     for (int q = 0; q < qp; ++q) {
@@ -138,9 +171,9 @@ struct Staging {
   }
 };
 
-template <class ExecSpace, int VPT, int LMax>
-struct ApplyKernel : Staging<ExecSpace, VPT, LMax> {
-  using Base = Staging<ExecSpace, VPT, LMax>;
+template <class ExecSpace, int VPT, int LMax, int QMax>
+struct ApplyKernel : Staging<ExecSpace, VPT, LMax, QMax> {
+  using Base = Staging<ExecSpace, VPT, LMax, QMax>;
   using typename Base::Member;
   MatrixOf<ExecSpace> estimates;
 
@@ -148,12 +181,15 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax> {
     const auto& t = this->tiling;
     const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
-    Scratch<ExecSpace> s(m.team_scratch(0), t.scratch_bytes / 4);
+    Scratch<ExecSpace> s(m.team_scratch(t.scratch_level), t.scratch_bytes / 4);
     float* in = s.data();
     float* f = in + std::size_t(t.voxels_per_block) * t.inputs_padded;
     float* ph = f + std::size_t(t.features_per_block) * t.inputs_padded;
     float* w = ph + t.features_per_block;
     this->stage_inputs(m, first_voxel, in);
+    m.team_barrier();
+    typename Base::Registers regs;
+    this->load(thread, in, regs);
     float acc[VPT][LMax];
     for (int k = 0; k < VPT; ++k)
       for (int l = 0; l < LMax; ++l) acc[k][l] = 0.0f;
@@ -165,7 +201,7 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax> {
       m.team_barrier();
       for (int h = 0; h < t.features_per_block; ++h) {
         float angle[VPT];
-        this->angles(thread, h, in, f, ph, angle);
+        this->angles(thread, h, in, regs, f, ph, angle);
         for (int k = 0; k < VPT; ++k) {
           float sn, cs;
           sincos_reduced(angle[k], sn, cs);
@@ -189,9 +225,9 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax> {
   }
 };
 
-template <class ExecSpace, int VPT, int LMax>
-struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
-  using Base = Staging<ExecSpace, VPT, LMax>;
+template <class ExecSpace, int VPT, int LMax, int QMax>
+struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
+  using Base = Staging<ExecSpace, VPT, LMax, QMax>;
   using typename Base::Member;
   ConstMatrixOf<ExecSpace> cotangents;
   MatrixOf<ExecSpace> gradients;
@@ -201,7 +237,7 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
     const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
     const int qp = t.inputs_padded, vb = t.voxels_per_block, outputs = this->model.outputs;
-    Scratch<ExecSpace> s(m.team_scratch(0), t.scratch_bytes / 4);
+    Scratch<ExecSpace> s(m.team_scratch(t.scratch_level), t.scratch_bytes / 4);
     float* in = s.data();
     float* f = in + std::size_t(vb) * qp;
     float* ph = f + std::size_t(t.features_per_block) * qp;
@@ -209,6 +245,9 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
     float* grad = w + std::size_t(LMax) * t.features_per_block;  // [Qp][VB]
     this->stage_inputs(m, first_voxel, in);
     Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vb * qp), [&](int i) { grad[i] = 0.0f; });
+    m.team_barrier();
+    typename Base::Registers regs;
+    this->load(thread, in, regs);
     float g[VPT][LMax];
     for (int k = 0; k < VPT; ++k) {
       const int voxel = first_voxel + thread + k * t.team_threads;
@@ -224,7 +263,7 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax> {
       m.team_barrier();
       for (int h = 0; h < t.features_per_block; ++h) {
         float angle[VPT], scale[VPT];
-        this->angles(thread, h, in, f, ph, angle);
+        this->angles(thread, h, in, regs, f, ph, angle);
         for (int k = 0; k < VPT; ++k) {
           float sn, cs;
           sincos_reduced(angle[k], sn, cs);
@@ -283,23 +322,30 @@ void launch(const ExecSpace& exec, Kernel kernel, const char* name) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   const auto& t = kernel.tiling;
   Policy policy(exec, t.voxel_blocks * t.splits, t.team_threads);
-  policy.set_scratch_size(0, Kokkos::PerTeam(t.scratch_bytes));
+  policy.set_scratch_size(t.scratch_level, Kokkos::PerTeam(t.scratch_bytes));
   Kokkos::parallel_for(std::string(name), policy, kernel);
 }
 
-template <class ExecSpace, int LMax>
+// Voxels per thread: 8 on the host (vector lanes); on a GPU 4 while a
+// thread's inputs fit 128 registers (each staged frequency then feeds four
+// multiply-adds), else 2.
+template <class ExecSpace, int QMax>
+inline constexpr int voxels_per_thread = kx::is_host_space_v<ExecSpace>
+                                             ? 8
+                                             : (QMax > 0 && QMax <= 32 ? 4 : 2);
+
+template <class ExecSpace, int LMax, int QMax>
 void apply_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_space>& model,
                 const ConstMatrixOf<ExecSpace>& inputs, const MatrixOf<ExecSpace>& estimates,
                 bool deterministic) {
-  constexpr int VPT = !kx::is_host_space_v<ExecSpace> ? 2 : 8;
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  ApplyKernel<ExecSpace, VPT, LMax> k;
+  constexpr int VPT = voxels_per_thread<ExecSpace, QMax>;
+  ApplyKernel<ExecSpace, VPT, LMax, QMax> k;
   k.model = model;
   k.inputs = inputs;
   k.voxels = int(inputs.extent(0));
   k.estimates = estimates;
-  k.tiling = choose_tiling<ExecSpace, VPT, LMax>(k.voxels, model.inputs, model.features, false,
-                                                 deterministic, Policy::scratch_size_max(0));
+  k.tiling = choose_tiling<ExecSpace, VPT, LMax, QMax>(k.voxels, model.inputs, model.features,
+                                                       false, deterministic);
   if (k.voxels == 0) return;
   if (k.tiling.splits > 1) {  // accumulate onto the offsets
     auto offsets = model.offsets;
@@ -314,25 +360,59 @@ void apply_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::memo
   launch<ExecSpace, VPT, LMax>(exec, k, apply_kernel_name);
 }
 
-template <class ExecSpace, int LMax>
+template <class ExecSpace, int LMax, int QMax>
 void adjoint_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_space>& model,
                   const ConstMatrixOf<ExecSpace>& inputs,
                   const ConstMatrixOf<ExecSpace>& cotangents, const MatrixOf<ExecSpace>& gradients,
                   bool deterministic) {
-  constexpr int VPT = !kx::is_host_space_v<ExecSpace> ? 2 : 8;
-  using Policy = Kokkos::TeamPolicy<ExecSpace>;
-  AdjointKernel<ExecSpace, VPT, LMax> k;
+  // The adjoint also holds its cotangents: two voxels per GPU thread.
+  constexpr int VPT = kx::is_host_space_v<ExecSpace> ? 8 : 2;
+  AdjointKernel<ExecSpace, VPT, LMax, QMax> k;
   k.model = model;
   k.inputs = inputs;
   k.voxels = int(inputs.extent(0));
   k.cotangents = cotangents;
   k.gradients = gradients;
-  k.tiling = choose_tiling<ExecSpace, VPT, LMax>(k.voxels, model.inputs, model.features, true,
-                                                 deterministic, Policy::scratch_size_max(0));
+  k.tiling = choose_tiling<ExecSpace, VPT, LMax, QMax>(k.voxels, model.inputs, model.features, true,
+                                                       deterministic);
   if (k.voxels == 0) return;
   if (k.tiling.splits > 1) Kokkos::deep_copy(exec, gradients, 0.0f);
   launch<ExecSpace, VPT, LMax>(exec, k, adjoint_kernel_name);
 }
+
+// The compiled variants: outputs bounded by 2, 8 or 32; on a GPU, inputs held
+// in registers up to 32 or 64 (read from scratch beyond). Host threads read
+// their voxels' inputs contiguously from scratch, which vectorises; padding
+// to a register bound would only add work there.
+template <class ExecSpace, template <class, int, int> class Run, class... Args>
+void dispatch(int outputs, int inputs, Args&&... args) {
+  auto by_inputs = [&](auto l_bound) {
+    constexpr int L = decltype(l_bound)::value;
+    if constexpr (!kx::is_host_space_v<ExecSpace>) {
+      if (inputs <= 32) return Run<ExecSpace, L, 32>::go(args...);
+      if (inputs <= 64) return Run<ExecSpace, L, 64>::go(args...);
+    }
+    Run<ExecSpace, L, 0>::go(args...);
+  };
+  if (outputs <= 2) return by_inputs(std::integral_constant<int, 2>{});
+  if (outputs <= 8) return by_inputs(std::integral_constant<int, 8>{});
+  by_inputs(std::integral_constant<int, max_outputs>{});
+}
+
+template <class ExecSpace, int L, int Q>
+struct RunApply {
+  template <class... Args>
+  static void go(Args&&... args) {
+    apply_with<ExecSpace, L, Q>(args...);
+  }
+};
+template <class ExecSpace, int L, int Q>
+struct RunAdjoint {
+  template <class... Args>
+  static void go(Args&&... args) {
+    adjoint_with<ExecSpace, L, Q>(args...);
+  }
+};
 
 }  // namespace larmor::perk::detail
 
@@ -346,11 +426,8 @@ void apply(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_sp
                                   model.inputs);
   detail::check_shapes<ExecSpace>(apply_kernel_name, model, estimates.extent(0),
                                   estimates.extent(1), model.outputs);
-  if (model.outputs <= 2)
-    return detail::apply_with<ExecSpace, 2>(exec, model, inputs, estimates, deterministic);
-  if (model.outputs <= 8)
-    return detail::apply_with<ExecSpace, 8>(exec, model, inputs, estimates, deterministic);
-  detail::apply_with<ExecSpace, max_outputs>(exec, model, inputs, estimates, deterministic);
+  detail::dispatch<ExecSpace, detail::RunApply>(model.outputs, model.inputs, exec, model, inputs,
+                                                estimates, deterministic);
 }
 
 template <class ExecSpace>
@@ -363,14 +440,8 @@ void adjoint(const ExecSpace& exec, const ModelViews<typename ExecSpace::memory_
                                   cotangents.extent(1), model.outputs);
   detail::check_shapes<ExecSpace>(adjoint_kernel_name, model, input_gradients.extent(0),
                                   input_gradients.extent(1), model.inputs);
-  if (model.outputs <= 2)
-    return detail::adjoint_with<ExecSpace, 2>(exec, model, inputs, cotangents, input_gradients,
-                                              deterministic);
-  if (model.outputs <= 8)
-    return detail::adjoint_with<ExecSpace, 8>(exec, model, inputs, cotangents, input_gradients,
-                                              deterministic);
-  detail::adjoint_with<ExecSpace, max_outputs>(exec, model, inputs, cotangents, input_gradients,
-                                               deterministic);
+  detail::dispatch<ExecSpace, detail::RunAdjoint>(model.outputs, model.inputs, exec, model, inputs,
+                                                  cotangents, input_gradients, deterministic);
 }
 
 }  // namespace larmor::perk

@@ -11,12 +11,12 @@ namespace {
 namespace fs = std::filesystem;
 using detail::Section;
 
-tissue::Property property_named(const Section& s, const std::string& key,
-                                const std::string& name) {
+tissue::Property property_named(const Section& s, const std::string& key, const std::string& name) {
   for (tissue::Property p : tissue::all_properties) {
     if (name == tissue::deck_name(p)) return p;
   }
-  s.fail(key, "names '" + name + "', not a tissue property (m0, t1_ms, t2_ms, b1, off_resonance_hz)");
+  s.fail(key,
+         "names '" + name + "', not a tissue property (m0, t1_ms, t2_ms, b1, off_resonance_hz)");
 }
 
 // A table of property = number | { from, to, spacing } (| map = "/dataset"
@@ -104,7 +104,8 @@ FitDeck read_fit_deck(const std::string& path) {
   if (!est || !est->is_table()) throw DeckError(path + ": the [estimator] section is required");
   Section e(path, "estimator", est->as_table());
   const std::string method = e.string("method", "perk");
-  if (method != "perk") e.fail("method", "must be \"perk\" (dictionary matching and NLLS are not built yet)");
+  if (method != "perk")
+    e.fail("method", "must be \"perk\" (dictionary matching and NLLS are not built yet)");
   auto& spec = out.perk;
   spec.latent = priors(e, "estimate", nullptr);
   spec.known = priors(e, "known", &out.known_datasets);
@@ -112,14 +113,16 @@ FitDeck read_fit_deck(const std::string& path) {
   out.model_path = e.has("model") ? resolve(e.string("model", "")) : "";
   out.save_model_path = e.has("save_model") ? resolve(e.string("save_model", "")) : "";
   if (spec.latent.empty() && out.model_path.empty()) {
-    e.fail("estimate", "is required (the properties to estimate and their priors) unless a model is given");
+    e.fail("estimate",
+           "is required (the properties to estimate and their priors) unless a model is given");
   }
   spec.samples = e.integer("samples", spec.samples, 10);
   spec.features = e.integer("features", spec.features, 1);
   spec.noise_sigma = e.number("noise", spec.noise_sigma);
   if (!(spec.noise_sigma >= 0.0)) e.fail("noise", "must be >= 0");
   spec.holdout_fraction = e.number("holdout", spec.holdout_fraction);
-  if (!(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0)) e.fail("holdout", "must lie in (0, 1)");
+  if (!(spec.holdout_fraction > 0.0 && spec.holdout_fraction < 1.0))
+    e.fail("holdout", "must lie in (0, 1)");
   if (e.has("log2_lambdas")) spec.lambdas = powers_of_two(e, "log2_lambdas");
   if (e.has("log2_rhos")) spec.rhos = powers_of_two(e, "log2_rhos");
   spec.seed = std::uint64_t(e.integer("seed", 1, 0));

@@ -84,12 +84,14 @@ Volume make_volume(std::int64_t brain_voxels) {
 tissue::Tissue tissue_of(const Volume& v, std::int64_t begin, std::int64_t end) {
   tissue::Tissue t;
   t.voxels = end - begin;
-  for (auto* map : {&t.m0.map, &t.t1_s.map, &t.t2_s.map, &t.b1.map}) map->resize(std::size_t(t.voxels));
+  for (auto* map : {&t.m0.map, &t.t1_s.map, &t.t2_s.map, &t.b1.map})
+    map->resize(std::size_t(t.voxels));
   for (std::int64_t k = begin; k < end; ++k) {
     const std::int64_t index = v.brain[std::size_t(k)];
     double p[3];
     position(v, index, p);
-    const ClassValues& c = kValues[v.classes[std::size_t(index)] == 0 ? 3 : v.classes[std::size_t(index)]];
+    const ClassValues& c =
+        kValues[v.classes[std::size_t(index)] == 0 ? 3 : v.classes[std::size_t(index)]];
     // Smooth within-class variation of a few percent.
     const double vary = 1.0 + 0.04 * std::sin(3.1 * p[0] + 1.3) * std::cos(2.3 * p[1] - 0.4) +
                         0.03 * std::sin(4.7 * p[2] + 0.9);

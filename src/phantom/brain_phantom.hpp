@@ -22,7 +22,7 @@ struct Volume {
   std::array<std::uint64_t, 3> shape{};  // nz, ny, nx
   std::vector<std::uint8_t> mask;        // C order
   std::vector<std::uint8_t> classes;
-  std::vector<std::int64_t> brain;       // linear indices of the masked voxels, ascending
+  std::vector<std::int64_t> brain;  // linear indices of the masked voxels, ascending
 };
 
 // A volume holding about `brain_voxels` masked voxels (at least 1, at most

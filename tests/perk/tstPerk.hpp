@@ -115,8 +115,10 @@ inline std::pair<double, double> perk_errors(const PerkCase& c, bool determinist
 }
 
 TEST(TEST_CATEGORY, perk_kernels_match_double_precision_across_tile_edges) {
-  const int sizes[][4] = {{300, 37, 45, 17},  {1, 24, 256, 2}, {513, 64, 70, 8},
-                          {1000, 5, 1000, 3}, {33, 1, 7, 1},   {2, 24, 256, 32}};
+  const int sizes[][4] = {
+      {300, 37, 45, 17}, {1, 24, 256, 2},  {513, 64, 70, 8}, {1000, 5, 1000, 3},
+      {33, 1, 7, 1},     {2, 24, 256, 32}, {70, 100, 90, 5}};  // inputs beyond the register
+                                                               // variants
   unsigned seed = 11;
   for (const auto& s : sizes) {
     const PerkCase c = make_perk_case(s[0], s[1], s[2], s[3], seed++);
