@@ -36,8 +36,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
                   "(adjoint: tissue and per-event sequence gradients of a loss); hvp (the adjoint "
                   "at dual numbers: Hessian-vector products); rebind (host: calls per second of "
                   "packing the mrf train afresh vs rebinding its values); perk (the PERK "
-                  "estimator's fused kernel and its adjoint, 200,000 voxels at --scale 1)")
-      ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp", "rebind", "perk"}));
+                  "estimator's fused kernel and its adjoint, 200,000 voxels at --scale 1); match "
+                  "(dictionary matching: the mrf dictionary against 1,000,000 voxels at --scale 1)")
+      ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp", "rebind", "perk", "match"}));
   cmd->add_option("-j,--json", args.json, "Where the JSON results go");
   cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
 }
@@ -183,6 +184,7 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   if (args.mode == "rebind") return run_rebinding_bench(args, comm);
   if (args.mode == "perk") return run_perk_bench(args, comm);
+  if (args.mode == "match") return run_match_bench(args, comm);
   if (comm.size() > 1 && comm.is_root()) {
     std::fprintf(stderr, "larmor bench: timing rank 0 only; run the bench on one rank\n");
   }

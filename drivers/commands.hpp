@@ -33,6 +33,8 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
 int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& comm);
 // --mode perk (bench_perk.cpp).
 int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode match (bench_match.cpp).
+int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
 struct DesignArgs {
   std::string deck;
