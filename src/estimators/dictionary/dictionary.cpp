@@ -222,7 +222,8 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
               [&](int a, typename Reducer::value_type& r) {
                 const float re = p(a, v), im = p(a, stride + v);
                 const float power = re * re + im * im;
-                // Ties go to the lower index, whatever the thread order.
+                // Ties within a thread go to the lower index (across threads,
+                // to the reducer's join).
                 if (power > r.val || (power == r.val && a < r.loc)) {
                   r.val = power;
                   r.loc = a;
