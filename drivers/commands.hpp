@@ -66,7 +66,8 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm);
 struct FitArgs {
   std::string deck;
   std::string output;
-  double truth_tolerance = 0.0;  // > 0: fail above this median relative error
+  double truth_tolerance = 0.0;    // > 0: fail above this median relative error
+  std::vector<std::string> score;  // maps compared with the truth (empty: all)
   bool quiet = false;
 };
 void add_fit(CLI::App& app, FitArgs& args);

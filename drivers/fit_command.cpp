@@ -18,10 +18,12 @@
 #include <limits>
 
 #include "commands.hpp"
+#include "estimators/dictionary/dictionary.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
 #include "formats/fit_deck.hpp"
 #include "formats/hdf5_file.hpp"
+#include "formats/tissue_source.hpp"
 #include "parallel/partition.hpp"
 
 namespace larmor::drivers {
@@ -33,6 +35,8 @@ void add_fit(CLI::App& app, FitArgs& args) {
   cmd->add_option("--truth-tolerance", args.truth_tolerance,
                   "Fail when the median relative error against truth maps in the data exceeds this")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--score", args.score,
+                  "Compare only these maps with the truth (repeatable; default: every map)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print only errors and the summary");
 }
 
@@ -41,6 +45,146 @@ namespace {
 using clock = std::chrono::steady_clock;
 double since(clock::time_point t) {
   return std::chrono::duration<double>(clock::now() - t).count();
+}
+
+struct Output {
+  std::string name;          // deck name of the map
+  std::vector<float> local;  // this rank's voxels, deck units
+  bool scored = false;       // compared with a truth map of that name
+  double low = 0.0, high = 0.0;
+};
+
+// PERK: rank 0 trains (or loads) and broadcasts; every rank estimates its
+// voxels with the deterministic kernel. Returns the estimator's summary.
+std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, bool talk, int d,
+                     const parallel::Range& mine, const std::vector<float>& signals,
+                     const std::vector<std::vector<float>>& known_all, std::vector<Output>& outputs,
+                     estimators::TrainingReport& report, double& train_s, double& estimate_s) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  using Mem = Exec::memory_space;
+  auto t0 = clock::now();
+  std::string image;
+  bool ok = true;
+  std::string error;
+  if (comm.is_root()) {
+    try {
+      estimators::PerkModel model;
+      if (!fd.model_path.empty()) {
+        model = estimators::load_perk_model(fd.model_path);
+      } else {
+        fd.perk.known_samples = known_all;
+        if (talk) {
+          std::printf("larmor fit: training PERK on %d simulated samples, %d features...\n",
+                      fd.perk.samples, fd.perk.features);
+          std::fflush(stdout);
+        }
+        model = estimators::train_perk(fd.deck.sequence, fd.perk, &report);
+        if (!fd.save_model_path.empty()) estimators::save_perk_model(model, fd.save_model_path);
+      }
+      if (model.signals != d || model.known.size() != fd.perk.known.size()) {
+        throw std::invalid_argument("the model takes " + std::to_string(model.signals) +
+                                    " signals and " + std::to_string(model.known.size()) +
+                                    " known maps; the deck gives " + std::to_string(d) + " and " +
+                                    std::to_string(fd.perk.known.size()));
+      }
+      image = model.to_bytes();
+    } catch (const std::exception& e) {
+      ok = false;
+      error = e.what();
+    }
+  }
+  comm.throw_if_any_failed(ok, error);
+  comm.broadcast(image);
+  const estimators::PerkModel model = estimators::PerkModel::from_bytes(image);
+  train_s = since(t0);
+
+  t0 = clock::now();
+  std::vector<const float*> known;
+  for (const auto& k : known_all) known.push_back(k.data() + mine.begin);
+  const std::vector<float> q = estimators::perk_inputs(signals.data(), mine.size(), d, known);
+  const int l = int(model.outputs.size());
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> inputs("larmor::fit_inputs", mine.size(),
+                                                         model.inputs());
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates", mine.size(),
+                                                            l);
+  Kokkos::deep_copy(
+      inputs, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+                  q.data(), mine.size(), model.inputs()));
+  perk::apply(Exec(), estimators::upload<Mem>(model), inputs, estimates, true);
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
+  for (int o = 0; o < l; ++o) {
+    const double from_si = 1.0 / tissue::to_si(model.outputs[o]);
+    Output out;
+    out.name = tissue::deck_name(model.outputs[o]);
+    out.local.resize(static_cast<std::size_t>(mine.size()));
+    for (std::int64_t v = 0; v < mine.size(); ++v) out.local[v] = float(host(v, o) * from_si);
+    for (const auto& p : fd.perk.latent) {
+      if (p.property == model.outputs[o]) {
+        out.scored = true;
+        out.low = p.low * from_si;
+        out.high = p.high * from_si;
+      }
+    }
+    outputs.push_back(std::move(out));
+  }
+  estimate_s = since(t0);
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "PERK %d features, lambda %g, rho 2^%.0f, holdout RMS relative error %.3g %%",
+                model.features, model.lambda, std::log2(model.rho), 100 * model.holdout_cost);
+  return text;
+}
+
+// Dictionary matching: every rank builds the same dictionary from the deck's
+// [tissue] grid (and compresses it), then matches its voxels.
+std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communicator& comm,
+                           const std::string& deck_path, const simulate::Simulator& sim,
+                           const parallel::Range& mine, const std::vector<float>& signals,
+                           std::vector<Output>& outputs, double& train_s, double& estimate_s) {
+  auto t0 = clock::now();
+  if (fd.deck.tissue.mode != formats::TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
+    throw std::invalid_argument(deck_path +
+                                ": method = \"dictionary\" needs a [tissue] grid (the atoms)");
+  }
+  const parallel::Communicator self(MPI_COMM_SELF);
+  const formats::LocalVoxels atoms = formats::load_local_tissue(fd.deck.tissue, self, deck_path);
+  estimators::Dictionary dict =
+      estimators::make_dictionary(sim.run(atoms.tissue), sim.samples(), atoms.tissue);
+  if (fd.compress_energy > 0.0) dict = estimators::compress(dict, 0, fd.compress_energy);
+  train_s = since(t0);
+  t0 = clock::now();
+  const estimators::MatchResult r = estimators::match(
+      dict, estimators::project(dict, signals, mine.size(), true), mine.size(), 0.0, true);
+  const std::size_t np = dict.properties.size();
+  for (std::size_t p = 0; p < np; ++p) {
+    Output out;
+    out.name = tissue::deck_name(dict.properties[p]);
+    const double from_si = 1.0 / tissue::to_si(dict.properties[p]);
+    out.scored = true;
+    out.low = std::numeric_limits<double>::infinity();
+    out.high = -out.low;
+    for (std::int64_t a = 0; a < dict.atoms; ++a) {
+      const double x = dict.values[std::size_t(a) * np + p] * from_si;
+      out.low = std::min(out.low, x);
+      out.high = std::max(out.high, x);
+    }
+    for (std::int64_t v = 0; v < mine.size(); ++v) {
+      out.local.push_back(float(dict.values[std::size_t(r.atom[v]) * np + p] * from_si));
+    }
+    outputs.push_back(std::move(out));
+  }
+  Output m0{"m0", {}, false, 0.0, 0.0}, corr{"correlation", {}, false, 0.0, 0.0};
+  for (std::int64_t v = 0; v < mine.size(); ++v) {
+    m0.local.push_back(std::abs(r.m0[v]));
+    corr.local.push_back(r.correlation[v]);
+  }
+  outputs.push_back(std::move(m0));
+  outputs.push_back(std::move(corr));
+  estimate_s = since(t0);
+  (void)comm;
+  return "dictionary of " + std::to_string(dict.atoms) + " atoms, " +
+         (dict.basis.empty() ? std::string("uncompressed")
+                             : "compressed to rank " + std::to_string(dict.samples));
 }
 
 }  // namespace
@@ -102,100 +246,49 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   }
   const double read_s = since(t0);
 
-  // The estimator: trained on rank 0 and broadcast, or loaded.
-  t0 = clock::now();
   const simulate::Simulator sim(fd.deck.sequence, fd.deck.simulation);
   if (sim.samples() != d) {
     throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset + " has " +
                                 std::to_string(d) + " samples per voxel; the deck's sequence " +
                                 "records " + std::to_string(sim.samples()));
   }
-  std::string image;
+  std::vector<Output> outputs;
+  double train_s = 0.0, estimate_s = 0.0;
   estimators::TrainingReport report;
-  bool ok = true;
-  std::string error;
-  if (comm.is_root()) {
-    try {
-      estimators::PerkModel model;
-      if (!fd.model_path.empty()) {
-        model = estimators::load_perk_model(fd.model_path);
-      } else {
-        fd.perk.known_samples = known_all;
-        if (talk) {
-          std::printf("larmor fit: training PERK on %d simulated samples, %d features...\n",
-                      fd.perk.samples, fd.perk.features);
-          std::fflush(stdout);
-        }
-        model = estimators::train_perk(fd.deck.sequence, fd.perk, &report);
-        if (!fd.save_model_path.empty()) estimators::save_perk_model(model, fd.save_model_path);
-      }
-      if (model.signals != d || model.known.size() != fd.perk.known.size()) {
-        throw std::invalid_argument("the model takes " + std::to_string(model.signals) +
-                                    " signals and " + std::to_string(model.known.size()) +
-                                    " known maps; the deck gives " + std::to_string(d) + " and " +
-                                    std::to_string(fd.perk.known.size()));
-      }
-      image = model.to_bytes();
-    } catch (const std::exception& e) {
-      ok = false;
-      error = e.what();
-    }
+  std::string summary;
+  if (fd.method == "perk") {
+    summary =
+        perk_fit(fd, comm, talk, d, mine, signals, known_all, outputs, report, train_s, estimate_s);
+  } else {
+    summary = dictionary_fit(fd, comm, args.deck, sim, mine, signals, outputs, train_s, estimate_s);
   }
-  comm.throw_if_any_failed(ok, error);
-  comm.broadcast(image);
-  const estimators::PerkModel model = estimators::PerkModel::from_bytes(image);
-  const double train_s = since(t0);
-
-  // Estimates of this rank's voxels.
-  t0 = clock::now();
-  std::vector<const float*> known;
-  for (const auto& k : known_all) known.push_back(k.data() + mine.begin);
-  const std::vector<float> q = estimators::perk_inputs(signals.data(), mine.size(), d, known);
-  const int l = int(model.outputs.size());
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> inputs("larmor::fit_inputs", mine.size(),
-                                                         model.inputs());
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates", mine.size(),
-                                                            l);
-  Kokkos::deep_copy(
-      inputs, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
-                  q.data(), mine.size(), model.inputs()));
-  perk::apply(Exec(), estimators::upload<Mem>(model), inputs, estimates, true);
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
-  const double estimate_s = since(t0);
-
   // Output.
   t0 = clock::now();
   formats::H5Writer out(output, comm);
-  std::vector<std::vector<float>> columns(static_cast<std::size_t>(l));
-  for (int o = 0; o < l; ++o) {
-    const double from_si = 1.0 / tissue::to_si(model.outputs[o]);
-    columns[o].resize(std::size_t(mine.size()));
-    for (std::int64_t v = 0; v < mine.size(); ++v) columns[o][v] = float(host(v, o) * from_si);
-    const std::string name = tissue::deck_name(model.outputs[o]);
-    out.write_rows("/estimates/" + name, {std::uint64_t(n)}, mine.begin, columns[o].data(),
+  bool ok = true;
+  std::string error;
+  for (const Output& o : outputs) {
+    out.write_rows("/estimates/" + o.name, {std::uint64_t(n)}, mine.begin, o.local.data(),
                    mine.size());
-    const auto gathered = comm.gather_rows(columns[o].data(), mine.size(), sizeof(float));
+    const auto gathered = comm.gather_rows(o.local.data(), mine.size(), sizeof(float));
     std::vector<float> map(static_cast<std::size_t>(volume),
                            std::numeric_limits<float>::quiet_NaN());
     if (comm.is_root()) {
       const float* all = reinterpret_cast<const float*>(gathered.bytes.data());
       for (std::int64_t v = 0; v < n; ++v) map[index[v]] = all[v];
     }
-    std::vector<std::uint64_t> vdims(shape.begin(), shape.end());
-    out.write_whole("/maps/" + name, vdims, map);
+    out.write_whole("/maps/" + o.name, std::vector<std::uint64_t>(shape.begin(), shape.end()), map);
     // Against truth maps in the data, when present: scored where the truth
-    // lies inside the prior (the estimator is not trained beyond it).
-    if (comm.is_root() && in.exists("/" + name)) {
-      const std::vector<float> truth = in.read_all_float("/" + name);
-      double low = -std::numeric_limits<double>::infinity(), high = -low;
-      for (const auto& p : fd.perk.latent) {
-        if (p.property == model.outputs[o]) low = p.low * from_si, high = p.high * from_si;
-      }
+    // lies inside the estimator's range (it is not trained beyond it).
+    const bool wanted = args.score.empty() ||
+                        std::find(args.score.begin(), args.score.end(), o.name) != args.score.end();
+    if (comm.is_root() && o.scored && wanted && in.exists("/" + o.name)) {
+      const std::vector<float> truth = in.read_all_float("/" + o.name);
       std::vector<double> rel;
       std::int64_t outside = 0;
       for (std::int64_t v = 0; v < n; ++v) {
         const double t = truth[index[v]];
-        if (!(t >= low && t <= high)) {
+        if (!(t >= o.low && t <= o.high)) {
           ++outside;
         } else if (t != 0.0) {
           rel.push_back(std::fabs(map[index[v]] / t - 1.0));
@@ -208,10 +301,10 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
             "larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
             "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
             "scored)\n",
-            name.c_str(), rel.size(), 100 * median, 100 * p90, static_cast<long long>(outside));
+            o.name.c_str(), rel.size(), 100 * median, 100 * p90, static_cast<long long>(outside));
         if (args.truth_tolerance > 0 && !(median <= args.truth_tolerance)) {
           ok = false;
-          error = name + ": median relative error " + std::to_string(median) +
+          error = o.name + ": median relative error " + std::to_string(median) +
                   " exceeds --truth-tolerance " + std::to_string(args.truth_tolerance);
         }
       }
@@ -220,21 +313,15 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   out.write_rows("/voxel_index", {std::uint64_t(n)}, mine.begin, index.data() + mine.begin,
                  mine.size());
   out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
-  out.set_attribute("/", "method", std::string("perk"));
-  out.set_attribute("/", "features", model.features);
-  out.set_attribute("/", "lambda", model.lambda);
-  out.set_attribute("/", "rho", model.rho);
-  out.set_attribute("/", "holdout_rms_relative_error", model.holdout_cost);
+  out.set_attribute("/", "method", fd.method);
+  out.set_attribute("/", "estimator", summary);
   out.set_attribute("/", "data", fd.data_path);
   out.commit();
   const double write_s = since(t0);
   comm.throw_if_any_failed(ok, error);
   if (comm.is_root()) {
-    std::printf(
-        "larmor fit: %lld voxels on %d rank(s), %s backend; PERK %d features, lambda %g, "
-        "rho 2^%.0f, holdout RMS relative error %.3g %%\n",
-        static_cast<long long>(n), comm.size(), kx::backend_name(), model.features, model.lambda,
-        std::log2(model.rho), 100 * model.holdout_cost);
+    std::printf("larmor fit: %lld voxels on %d rank(s), %s backend; %s\n",
+                static_cast<long long>(n), comm.size(), kx::backend_name(), summary.c_str());
     std::printf(
         "larmor fit: read %.3f s, train %.3f s (simulate %.3f, features %.3f, solve "
         "%.3f), estimate %.3f s, write %.3f s, total %.3f s\n",

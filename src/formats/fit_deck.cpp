@@ -103,16 +103,28 @@ FitDeck read_fit_deck(const std::string& path) {
   const toml::node* est = root.get("estimator");
   if (!est || !est->is_table()) throw DeckError(path + ": the [estimator] section is required");
   Section e(path, "estimator", est->as_table());
-  const std::string method = e.string("method", "perk");
-  if (method != "perk")
-    e.fail("method", "must be \"perk\" (dictionary matching and NLLS are not built yet)");
+  out.method = e.string("method", "perk");
+  if (out.method != "perk" && out.method != "dictionary") {
+    e.fail("method", "must be \"perk\" or \"dictionary\" (NLLS is not built yet)");
+  }
+  out.compress_energy = e.number("compress_energy", out.compress_energy);
+  if (!(out.compress_energy >= 0.0 && out.compress_energy <= 1.0)) {
+    e.fail("compress_energy", "must lie in [0, 1] (0: no compression)");
+  }
+  if (out.method == "dictionary") {
+    for (const char* key : {"estimate", "known", "nuisance", "model", "save_model"}) {
+      if (e.has(key)) e.fail(key, "is a PERK key; a dictionary takes its atoms from [tissue]");
+    }
+    e.reject_unknown_keys();
+    return out;
+  }
   auto& spec = out.perk;
   spec.latent = priors(e, "estimate", nullptr);
   spec.known = priors(e, "known", &out.known_datasets);
   spec.nuisance = priors(e, "nuisance", nullptr);
   out.model_path = e.has("model") ? resolve(e.string("model", "")) : "";
   out.save_model_path = e.has("save_model") ? resolve(e.string("save_model", "")) : "";
-  if (spec.latent.empty() && out.model_path.empty()) {
+  if (spec.latent.empty() && out.model_path.empty()) {  // PERK
     e.fail("estimate",
            "is required (the properties to estimate and their priors) unless a model is given");
   }

@@ -13,6 +13,7 @@
 #endif
 
 #include "common/kokkos_compat.hpp"
+#include "estimators/one_blas_thread.hpp"
 #include "simulate/memory_budget.hpp"
 
 namespace larmor::estimators {
@@ -41,8 +42,47 @@ Matrix<T> real_embedding(const float* x, std::int64_t rows, int n, const char* l
 
 // Rows x [D] complex times conj(basis) [D][rank] -> rows x [rank] complex:
 // [Re | Im] * [[Vr, -Vi], [Vi, Vr]] = [Re(x conj V) | Im(x conj V)].
+// Rows x [D] complex times conj(basis) [D][rank] -> rows x [rank] complex.
+// `exact_order`: one thread per output in a fixed summation order (each row's
+// result then does not depend on which other rows share the call, i.e. on the
+// MPI partition); otherwise as a GEMM of the real embeddings:
+// [Re | Im] * [[Vr, -Vi], [Vi, Vr]] = [Re(x conj V) | Im(x conj V)].
 std::vector<float> times_conj_basis(const float* x, std::int64_t rows, int d,
-                                    const std::vector<float>& basis, int rank) {
+                                    const std::vector<float>& basis, int rank,
+                                    bool exact_order = false) {
+  std::vector<float> out(static_cast<std::size_t>(rows) * rank * 2);
+  const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t(1) << 27) / (2 * d));
+  if (exact_order) {
+    Kokkos::View<float***, Kokkos::LayoutRight, Mem> v("larmor::basis", d, rank, 2);
+    Kokkos::deep_copy(
+        v, Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+               basis.data(), d, rank, 2));
+    for (std::int64_t r0 = 0; r0 < rows; r0 += block) {
+      const int n = int(std::min(block, rows - r0));
+      Kokkos::View<float***, Kokkos::LayoutRight, Mem> xs("larmor::rows", n, d, 2);
+      Kokkos::deep_copy(
+          xs, Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+                  x + std::size_t(r0) * d * 2, n, d, 2));
+      Kokkos::View<float***, Kokkos::LayoutRight, Mem> c("larmor::projected", n, rank, 2);
+      Kokkos::parallel_for(
+          "larmor::project_exact", Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2>>({0, 0}, {n, rank}),
+          KOKKOS_LAMBDA(int i, int k) {
+            float re = 0.0f, im = 0.0f;
+            for (int j = 0; j < d; ++j) {  // x conj(v)
+              const float xr = xs(i, j, 0), xi = xs(i, j, 1), vr = v(j, k, 0), vi = v(j, k, 1);
+              re += xr * vr + xi * vi;
+              im += xi * vr - xr * vi;
+            }
+            c(i, k, 0) = re;
+            c(i, k, 1) = im;
+          });
+      Kokkos::deep_copy(
+          Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+              out.data() + std::size_t(r0) * rank * 2, n, rank, 2),
+          c);
+    }
+    return out;
+  }
   Matrix<float> m("larmor::basis_embedding", 2 * d, 2 * rank);
   auto h = Kokkos::create_mirror_view(m);
   for (int i = 0; i < d; ++i) {
@@ -56,8 +96,6 @@ std::vector<float> times_conj_basis(const float* x, std::int64_t rows, int d,
     }
   }
   Kokkos::deep_copy(m, h);
-  std::vector<float> out(static_cast<std::size_t>(rows) * rank * 2);
-  const std::int64_t block = std::max<std::int64_t>(1, (std::int64_t(1) << 27) / (2 * d));
   for (std::int64_t r0 = 0; r0 < rows; r0 += block) {
     const std::int64_t n = std::min(block, rows - r0);
     const Matrix<float> a =
@@ -73,6 +111,74 @@ std::vector<float> times_conj_basis(const float* x, std::int64_t rows, int d,
     }
   }
   return out;
+}
+
+// The exact-order match: a team per voxel, each thread the inner products of
+// its atoms in a fixed order, an argmax over the team; nothing depends on
+// which voxels share the launch.
+void match_exact(const Dictionary& d, const std::vector<float>& signals, std::int64_t voxels,
+                 MatchResult& out) {
+  const int n = d.samples, atom_count = int(d.atoms);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> atoms("larmor::atoms", d.atoms, n, 2);
+  Kokkos::deep_copy(
+      atoms, Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+                 d.unit_atoms.data(), d.atoms, n, 2));
+  const std::int64_t block = std::int64_t(1) << 16;
+  for (std::int64_t v0 = 0; v0 < voxels; v0 += block) {
+    const int count = int(std::min(block, voxels - v0));
+    Kokkos::View<float***, Kokkos::LayoutRight, Mem> s("larmor::signals", count, n, 2);
+    Kokkos::deep_copy(
+        s, Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+               signals.data() + std::size_t(v0) * n * 2, count, n, 2));
+    Kokkos::View<float* [4], Mem> best("larmor::match_best", count);
+    using Policy = Kokkos::TeamPolicy<Exec>;
+    Kokkos::parallel_for(
+        "larmor::dictionary_match_exact", Policy(count, Kokkos::AUTO),
+        KOKKOS_LAMBDA(const Policy::member_type& m) {
+          const int v = m.league_rank();
+          using Reducer = Kokkos::MaxLoc<float, int>;
+          typename Reducer::value_type result;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(m, atom_count),
+              [&](int a, typename Reducer::value_type& r) {
+                float re = 0.0f, im = 0.0f;
+                for (int k = 0; k < n; ++k) {  // conj(atom) x signal
+                  const float ar = atoms(a, k, 0), ai = atoms(a, k, 1);
+                  const float sr = s(v, k, 0), si = s(v, k, 1);
+                  re += ar * sr + ai * si;
+                  im += ar * si - ai * sr;
+                }
+                const float power = re * re + im * im;
+                if (power > r.val || (power == r.val && a < r.loc)) {
+                  r.val = power;
+                  r.loc = a;
+                }
+              },
+              Reducer(result));
+          Kokkos::single(Kokkos::PerTeam(m), [&]() {
+            float re = 0.0f, im = 0.0f, norm = 0.0f;
+            for (int k = 0; k < n; ++k) {
+              const float ar = atoms(result.loc, k, 0), ai = atoms(result.loc, k, 1);
+              const float sr = s(v, k, 0), si = s(v, k, 1);
+              re += ar * sr + ai * si;
+              im += ar * si - ai * sr;
+              norm += sr * sr + si * si;
+            }
+            best(v, 0) = float(result.loc);
+            best(v, 1) = re;
+            best(v, 2) = im;
+            best(v, 3) = kx::sqrt(norm);
+          });
+        });
+    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best);
+    for (int v = 0; v < count; ++v) {
+      const int a = int(hb(v, 0));
+      const std::size_t i = std::size_t(v0 + v);
+      out.atom[i] = a;
+      out.m0[i] = std::complex<float>(hb(v, 1), hb(v, 2)) / d.norms[std::size_t(a)];
+      out.correlation[i] = hb(v, 3) > 0 ? std::hypot(hb(v, 1), hb(v, 2)) / hb(v, 3) : 0.0f;
+    }
+  }
 }
 
 }  // namespace
@@ -131,6 +237,7 @@ Dictionary compress(const Dictionary& d, int rank, double energy) {
     }
   }
   std::vector<double> w(static_cast<std::size_t>(n));
+  const OneBlasThread deterministic;
   if (LAPACKE_zheev(LAPACK_ROW_MAJOR, 'V', 'U', n, h.data(), n, w.data()) != 0) {
     throw std::runtime_error("dictionary: the eigen-decomposition of the Gram matrix failed");
   }
@@ -162,13 +269,14 @@ Dictionary compress(const Dictionary& d, int rank, double energy) {
 }
 
 std::vector<float> project(const Dictionary& d, const std::vector<float>& signals,
-                           std::int64_t voxels) {
+                           std::int64_t voxels, bool exact_order) {
   if (d.basis.empty()) return signals;
-  return times_conj_basis(signals.data(), voxels, d.original_samples, d.basis, d.samples);
+  return times_conj_basis(signals.data(), voxels, d.original_samples, d.basis, d.samples,
+                          exact_order);
 }
 
 MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::int64_t voxels,
-                  double memory_bytes) {
+                  double memory_bytes, bool exact_order) {
   const int n = d.samples;
   if (std::int64_t(signals.size()) != voxels * n * 2) {
     throw std::invalid_argument("dictionary matching: the signals do not have " +
@@ -178,6 +286,14 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
     throw std::invalid_argument("dictionary matching: more atoms than a 32-bit index holds");
   }
   if (memory_bytes <= 0.0) memory_bytes = simulate::reverse_memory_budget<Exec>();
+  MatchResult out;
+  out.atom.resize(std::size_t(voxels));
+  out.m0.resize(std::size_t(voxels));
+  out.correlation.resize(std::size_t(voxels));
+  if (exact_order) {
+    match_exact(d, signals, voxels, out);
+    return out;
+  }
   // The inner products of a block: atoms x (2 x block voxels) floats.
   const std::int64_t block = std::clamp<std::int64_t>(
       std::int64_t(memory_bytes / (8.0 * double(d.atoms))), 1, std::max<std::int64_t>(voxels, 1));
@@ -186,10 +302,6 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
   Kokkos::View<float*, Mem> norms("larmor::atom_norms", d.atoms);
   Kokkos::deep_copy(
       norms, Kokkos::View<const float*, Kokkos::HostSpace, kx::Unmanaged>(d.norms.data(), d.atoms));
-  MatchResult out;
-  out.atom.resize(std::size_t(voxels));
-  out.m0.resize(std::size_t(voxels));
-  out.correlation.resize(std::size_t(voxels));
   Matrix<float> b("larmor::match_signals", 2 * n, 2 * block);
   Matrix<float> p("larmor::inner_products", d.atoms, 2 * block);
   Kokkos::View<float* [4], Mem> best("larmor::match_best", block);  // index, re, im, |s|
@@ -236,10 +348,11 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
               [&](int k, float& sum) { sum += b(k, v) * b(k, v) + b(n + k, v) * b(n + k, v); },
               norm);
           Kokkos::single(Kokkos::PerTeam(m), [&]() {
-            best(v, 0) = float(result.loc);
-            best(v, 1) = p(result.loc, v);
-            best(v, 2) = p(result.loc, stride + v);
-            best(v, 3) = kx::sqrt(norm);
+            const int slot = m.league_rank();
+            best(slot, 0) = float(result.loc);
+            best(slot, 1) = p(result.loc, v);
+            best(slot, 2) = p(result.loc, stride + v);
+            best(slot, 3) = kx::sqrt(norm);
           });
         });
     auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best);

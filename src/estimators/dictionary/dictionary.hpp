@@ -41,9 +41,11 @@ Dictionary make_dictionary(const std::vector<float>& signals, int samples,
 Dictionary compress(const Dictionary& d, int rank, double energy = 0.9999);
 
 // Signals projected like the compressed dictionary's atoms (a copy when it is
-// not compressed).
+// not compressed). `exact_order`: each voxel's result computed in a fixed
+// order, independent of the other voxels of the call (and so of how voxels
+// are split over ranks), instead of by GEMM.
 std::vector<float> project(const Dictionary& d, const std::vector<float>& signals,
-                           std::int64_t voxels);
+                           std::int64_t voxels, bool exact_order = false);
 
 struct MatchResult {
   std::vector<std::int32_t> atom;       // [voxel]
@@ -54,7 +56,10 @@ struct MatchResult {
 // Best atom of every voxel (signals [voxel][D][re, im], D = d.samples, i.e.
 // already projected for a compressed dictionary). `memory_bytes` bounds the
 // inner-product block (0: half the free device memory, or 1 GiB on the host).
+// `exact_order`: a team per voxel forms its inner products in a fixed order
+// (no GEMM), so that every voxel's result is the same however the voxels are
+// split over ranks (larmor fit does this).
 MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::int64_t voxels,
-                  double memory_bytes = 0.0);
+                  double memory_bytes = 0.0, bool exact_order = false);
 
 }  // namespace larmor::estimators

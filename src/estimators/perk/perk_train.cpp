@@ -12,37 +12,12 @@
 #include <lapacke.h>
 #endif
 
+#include "estimators/one_blas_thread.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "simulate/simulator.hpp"
 
-// OpenBLAS's thread control, when OpenBLAS is the LAPACK in use (weak: absent
-// elsewhere).
-extern "C" {
-void openblas_set_num_threads(int) __attribute__((weak));
-int openblas_get_num_threads(void) __attribute__((weak));
-}
-
 namespace larmor::estimators {
 namespace {
-
-// The blocked Cholesky factorisation sums in an order that depends on
-// OpenBLAS's thread count, which follows each MPI rank's core binding: one
-// thread during the solve makes the model the same whatever mpirun does (and
-// so the maps the same for any rank count).
-struct OneBlasThread {
-  int saved = -1;
-  OneBlasThread() {
-    if (openblas_get_num_threads != nullptr && openblas_set_num_threads != nullptr) {
-      saved = openblas_get_num_threads();
-      openblas_set_num_threads(1);
-    }
-  }
-  ~OneBlasThread() {
-    if (saved > 0) openblas_set_num_threads(saved);
-  }
-  OneBlasThread(const OneBlasThread&) = delete;
-  OneBlasThread& operator=(const OneBlasThread&) = delete;
-};
 
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
