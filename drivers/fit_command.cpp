@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "estimators/dictionary/dictionary.hpp"
+#include "estimators/nlls/nlls.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
 #include "formats/fit_deck.hpp"
@@ -187,6 +188,44 @@ std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communica
                              : "compressed to rank " + std::to_string(dict.samples));
 }
 
+// Nonlinear least squares: every rank fits its own voxels (each voxel's fit
+// is independent of the others).
+std::string nlls_fit(const formats::FitDeck& fd, const simulate::Simulator& sim,
+                     const parallel::Range& mine, const std::vector<float>& signals,
+                     const std::vector<std::vector<float>>& known_all, std::vector<Output>& outputs,
+                     double& estimate_s) {
+  const auto t0 = clock::now();
+  tissue::Tissue t;
+  t.voxels = mine.size();
+  for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
+    const auto& all = known_all[k];
+    t[fd.perk.known[k].property].map.assign(all.begin() + mine.begin, all.begin() + mine.end);
+  }
+  for (const auto& p : fd.perk.nuisance) t[p.property].uniform = float(p.low);
+  estimators::NllsSpec spec;
+  spec.estimate = fd.perk.latent;
+  spec.iterations = fd.nlls_iterations;
+  const estimators::NllsResult r = estimators::fit_nlls(sim, t, signals, spec);
+  const int np = r.parameters;
+  for (int j = 0; j < np; ++j) {
+    Output out;
+    const tissue::Property p = j == 0 ? tissue::Property::m0 : spec.estimate[j - 1].property;
+    const double from_si = 1.0 / tissue::to_si(p);
+    out.name = tissue::deck_name(p);
+    out.scored = true;
+    out.low = j == 0 ? 0.0 : spec.estimate[j - 1].low * from_si;
+    out.high =
+        j == 0 ? std::numeric_limits<double>::infinity() : spec.estimate[j - 1].high * from_si;
+    for (std::int64_t v = 0; v < mine.size(); ++v) {
+      out.local.push_back(float(r.values[std::size_t(v) * np + j] * from_si));
+    }
+    outputs.push_back(std::move(out));
+  }
+  estimate_s = since(t0);
+  return "NLLS (Levenberg-Marquardt, " + std::to_string(spec.iterations) +
+         " iterations at most, magnitudes)";
+}
+
 }  // namespace
 
 int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
@@ -256,7 +295,9 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   double train_s = 0.0, estimate_s = 0.0;
   estimators::TrainingReport report;
   std::string summary;
-  if (fd.method == "perk") {
+  if (fd.method == "nlls") {
+    summary = nlls_fit(fd, sim, mine, signals, known_all, outputs, estimate_s);
+  } else if (fd.method == "perk") {
     summary =
         perk_fit(fd, comm, talk, d, mine, signals, known_all, outputs, report, train_s, estimate_s);
   } else {

@@ -104,9 +104,10 @@ FitDeck read_fit_deck(const std::string& path) {
   if (!est || !est->is_table()) throw DeckError(path + ": the [estimator] section is required");
   Section e(path, "estimator", est->as_table());
   out.method = e.string("method", "perk");
-  if (out.method != "perk" && out.method != "dictionary") {
-    e.fail("method", "must be \"perk\" or \"dictionary\" (NLLS is not built yet)");
+  if (out.method != "perk" && out.method != "dictionary" && out.method != "nlls") {
+    e.fail("method", "must be \"perk\", \"dictionary\" or \"nlls\"");
   }
+  out.nlls_iterations = e.integer("iterations", out.nlls_iterations, 1);
   out.compress_energy = e.number("compress_energy", out.compress_energy);
   if (!(out.compress_energy >= 0.0 && out.compress_energy <= 1.0)) {
     e.fail("compress_energy", "must lie in [0, 1] (0: no compression)");
@@ -138,6 +139,14 @@ FitDeck read_fit_deck(const std::string& path) {
   if (e.has("log2_lambdas")) spec.lambdas = powers_of_two(e, "log2_lambdas");
   if (e.has("log2_rhos")) spec.rhos = powers_of_two(e, "log2_rhos");
   spec.seed = std::uint64_t(e.integer("seed", 1, 0));
+  if (out.method == "nlls") {
+    for (const auto& p : spec.nuisance) {
+      if (p.low != p.high) {
+        e.fail("nuisance", std::string(".") + tissue::deck_name(p.property) +
+                               ": NLLS takes fixed values (a number), not ranges");
+      }
+    }
+  }
   spec.orders = out.deck.simulation.orders;
   e.reject_unknown_keys();
   return out;

@@ -21,7 +21,9 @@ struct FitDeck {
   std::string index_dataset = "/voxel_index";
   std::string shape_dataset = "/volume_shape";
   std::vector<std::string> known_datasets;  // per spec.known entry: its volume dataset
-  std::string method = "perk";  // or "dictionary": the deck's [tissue] grid are the atoms
+  std::string method = "perk";              // "dictionary": the deck's [tissue] grid are the atoms;
+                                // "nlls": Levenberg-Marquardt within the estimate bounds
+  int nlls_iterations = 40;
   double compress_energy = 0.99999;  // dictionary: SVD rank keeping this energy (0: none)
   estimators::PerkSpec perk;
   std::string model_path;       // load this model instead of training
