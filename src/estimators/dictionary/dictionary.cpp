@@ -113,6 +113,19 @@ std::vector<float> times_conj_basis(const float* x, std::int64_t rows, int d,
   return out;
 }
 
+// Voxels [v0, v0 + count) of `out` from the device's (atom, Re, Im, |s|).
+void store_best(const Dictionary& d, const Kokkos::View<float* [4], Mem>& best, std::int64_t v0,
+                int count, MatchResult& out) {
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best);
+  for (int v = 0; v < count; ++v) {
+    const int a = int(hb(v, 0));
+    const std::size_t i = std::size_t(v0 + v);
+    out.atom[i] = a;
+    out.m0[i] = std::complex<float>(hb(v, 1), hb(v, 2)) / d.norms[std::size_t(a)];
+    out.correlation[i] = hb(v, 3) > 0 ? std::hypot(hb(v, 1), hb(v, 2)) / hb(v, 3) : 0.0f;
+  }
+}
+
 // The exact-order match: a team per voxel, each thread the inner products of
 // its atoms in a fixed order, an argmax over the team; nothing depends on
 // which voxels share the launch.
@@ -170,14 +183,7 @@ void match_exact(const Dictionary& d, const std::vector<float>& signals, std::in
             best(v, 3) = kx::sqrt(norm);
           });
         });
-    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best);
-    for (int v = 0; v < count; ++v) {
-      const int a = int(hb(v, 0));
-      const std::size_t i = std::size_t(v0 + v);
-      out.atom[i] = a;
-      out.m0[i] = std::complex<float>(hb(v, 1), hb(v, 2)) / d.norms[std::size_t(a)];
-      out.correlation[i] = hb(v, 3) > 0 ? std::hypot(hb(v, 1), hb(v, 2)) / hb(v, 3) : 0.0f;
-    }
+    store_best(d, best, v0, count, out);
   }
 }
 
@@ -355,14 +361,7 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
             best(slot, 3) = kx::sqrt(norm);
           });
         });
-    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), best);
-    for (int v = 0; v < count; ++v) {
-      const int a = int(hb(v, 0));
-      const std::size_t i = std::size_t(v0 + v);
-      out.atom[i] = a;
-      out.m0[i] = std::complex<float>(hb(v, 1), hb(v, 2)) / d.norms[std::size_t(a)];
-      out.correlation[i] = hb(v, 3) > 0 ? std::hypot(hb(v, 1), hb(v, 2)) / hb(v, 3) : 0.0f;
-    }
+    store_best(d, best, v0, count, out);
   }
   (void)norms;
   return out;
