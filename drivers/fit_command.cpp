@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "commands.hpp"
 #include "estimators/dictionary/dictionary.hpp"
@@ -24,6 +25,7 @@
 #include "estimators/perk/perk_train.hpp"
 #include "formats/fit_deck.hpp"
 #include "formats/hdf5_file.hpp"
+#include "formats/nifti_file.hpp"
 #include "formats/tissue_source.hpp"
 #include "parallel/partition.hpp"
 
@@ -274,7 +276,13 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
       throw std::invalid_argument(args.deck + ": [estimator] known." + name +
                                   " needs a map = \"/dataset\" in the data file");
     }
-    const std::vector<float> map = in.read_all_float(ds);
+    // A volume dataset of the data file, or a NIfTI file (relative to the deck).
+    const std::vector<float> map =
+        formats::is_nifti_path(ds)
+            ? formats::read_nifti_volume(
+                  ds, {shape.size() == 3 ? shape[0] : 0, shape.size() == 3 ? shape[1] : 0,
+                       shape.size() == 3 ? shape[2] : 0})
+            : in.read_all_float(ds);
     if (std::int64_t(map.size()) != volume) {
       throw std::invalid_argument(fd.data_path + ": " + ds + " does not have the volume's size");
     }
@@ -306,6 +314,7 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   // Output.
   t0 = clock::now();
   formats::H5Writer out(output, comm);
+  std::map<std::string, std::vector<float>> maps_by_name;  // for NIfTI copies (rank 0)
   bool ok = true;
   std::string error;
   for (const Output& o : outputs) {
@@ -319,6 +328,7 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
       for (std::int64_t v = 0; v < n; ++v) map[index[v]] = all[v];
     }
     out.write_whole("/maps/" + o.name, std::vector<std::uint64_t>(shape.begin(), shape.end()), map);
+    if (fd.nifti_output && comm.is_root()) maps_by_name[o.name] = map;
     // Against truth maps in the data, when present: scored where the truth
     // lies inside the estimator's range (it is not trained beyond it).
     const bool wanted = args.score.empty() ||
@@ -358,6 +368,17 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   out.set_attribute("/", "estimator", summary);
   out.set_attribute("/", "data", fd.data_path);
   out.commit();
+  // NIfTI copies of the volume maps, when asked (rank 0, each atomically).
+  if (fd.nifti_output && comm.is_root()) {
+    if (shape.size() != 3) throw std::invalid_argument(output + ": NIfTI maps need a 3-D volume");
+    const std::string stem = output.size() > 3 && output.compare(output.size() - 3, 3, ".h5") == 0
+                                 ? output.substr(0, output.size() - 3)
+                                 : output;
+    for (const Output& o : outputs) {
+      formats::write_nifti_volume(stem + "_" + o.name + ".nii", {shape[0], shape[1], shape[2]},
+                                  maps_by_name.at(o.name));
+    }
+  }
   const double write_s = since(t0);
   comm.throw_if_any_failed(ok, error);
   if (comm.is_root()) {

@@ -344,6 +344,10 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
 
   Section out(path, "output", table_or_null(root, "output", path));
   deck.output_path = out.string("path", "larmor-" + deck.builder + ".h5");
+  deck.nifti_output = out.boolean("nifti", false);
+  if (deck.nifti_output && !extra_sections.count("estimator")) {
+    out.fail("nifti", "NIfTI copies are written for larmor fit's maps only");
+  }
   out.reject_unknown_keys();
   return deck;
 }

@@ -41,6 +41,7 @@ struct Deck {
   TissueSpec tissue;
   simulate::Options simulation;
   std::string output_path;  // relative paths are relative to the working directory
+  bool nifti_output = false;  // [output] nifti (fit decks): NIfTI copies of the maps
 };
 
 // Parses and validates a deck; throws DeckError. Tables other than

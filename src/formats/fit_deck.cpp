@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "formats/deck_section.hpp"
+#include "formats/nifti_file.hpp"
 
 namespace larmor::formats {
 namespace {
@@ -84,6 +85,7 @@ std::vector<double> powers_of_two(const Section& s, const std::string& key) {
 FitDeck read_fit_deck(const std::string& path) {
   FitDeck out;
   out.deck = read_deck(path, {"data", "estimator"}, false);
+  out.nifti_output = out.deck.nifti_output;
   const toml::table root = toml::parse_file(path);  // parsed once already
   const fs::path dir = fs::path(path).parent_path();
   auto resolve = [&](const std::string& name) {
@@ -122,6 +124,9 @@ FitDeck read_fit_deck(const std::string& path) {
   auto& spec = out.perk;
   spec.latent = priors(e, "estimate", nullptr);
   spec.known = priors(e, "known", &out.known_datasets);
+  for (auto& ds : out.known_datasets) {
+    if (is_nifti_path(ds)) ds = resolve(ds);  // a NIfTI file, relative to the deck
+  }
   spec.nuisance = priors(e, "nuisance", nullptr);
   out.model_path = e.has("model") ? resolve(e.string("model", "")) : "";
   out.save_model_path = e.has("save_model") ? resolve(e.string("save_model", "")) : "";

@@ -24,6 +24,7 @@ struct FitDeck {
   std::string method = "perk";              // "dictionary": the deck's [tissue] grid are the atoms;
                                 // "nlls": Levenberg-Marquardt within the estimate bounds
   int nlls_iterations = 40;
+  bool nifti_output = false;  // [output] nifti = true: <path stem>_<map>.nii beside the HDF5
   double compress_energy = 0.99999;  // dictionary: SVD rank keeping this energy (0: none)
   estimators::PerkSpec perk;
   std::string model_path;       // load this model instead of training

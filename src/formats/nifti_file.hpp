@@ -1,0 +1,28 @@
+// NIfTI volumes (nifti2's C API), for maps in and out of larmor fit. Volumes
+// are C-ordered [nz][ny][nx] (x fastest), which is NIfTI's own data order with
+// dims (nx, ny, nz). Writing is atomic (a temporary file beside the target,
+// then a rename). Without nifti2 in the build, both throw naming the file.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace larmor::formats {
+
+bool nifti_available();
+
+// True for names ending in .nii or .nii.gz.
+bool is_nifti_path(const std::string& path);
+
+void write_nifti_volume(const std::string& path, const std::array<std::int64_t, 3>& shape,
+                        const std::vector<float>& data);
+
+// Converted to float (any stored type; scl_slope/scl_inter applied). Throws
+// std::runtime_error naming the file when it cannot be read or its first
+// three dimensions are not `shape` (reversed: NIfTI lists x first).
+std::vector<float> read_nifti_volume(const std::string& path,
+                                     const std::array<std::int64_t, 3>& shape);
+
+}  // namespace larmor::formats
