@@ -252,10 +252,8 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   const parallel::Range mine = parallel::partition_evenly(n, comm.size(), comm.rank());
   const std::vector<float> signals =
       in.read_rows_float(fd.signals_dataset, mine.begin, mine.size());
-  const std::vector<float> index_f = in.read_all_float(fd.index_dataset);
-  std::vector<std::int64_t> index(index_f.begin(), index_f.end());
-  const std::vector<float> shape_f = in.read_all_float(fd.shape_dataset);
-  std::vector<std::int64_t> shape(shape_f.begin(), shape_f.end());
+  const std::vector<std::int64_t> index = in.read_all_int64(fd.index_dataset);
+  const std::vector<std::int64_t> shape = in.read_all_int64(fd.shape_dataset);
   std::int64_t volume = 1;
   for (auto s : shape) volume *= s;
   if (std::int64_t(index.size()) != n) {

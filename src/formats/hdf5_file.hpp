@@ -197,6 +197,9 @@ class H5Reader {
   // Whole dataset as uint8 (masks stored as uint8, any integer or bool);
   // values outside [0, 255] are clamped by HDF5's conversion.
   std::vector<std::uint8_t> read_all_u8(const std::string& dataset_path) const;
+  // Whole dataset as int64 (indices and shapes: exact where float is not,
+  // beyond 2^24).
+  std::vector<std::int64_t> read_all_int64(const std::string& dataset_path) const;
 
   bool has_attribute(const std::string& object_path, const std::string& name) const;
   // Numeric scalar attribute, converted to double.

@@ -129,6 +129,14 @@ std::vector<std::uint8_t> H5Reader::read_all_u8(const std::string& dataset_path)
                                     H5T_NATIVE_UINT8, path_, dataset_path);
 }
 
+std::vector<std::int64_t> H5Reader::read_all_int64(const std::string& dataset_path) const {
+  Handle dataset = open_dataset(file_.id(), path_, dataset_path);
+  Handle space;
+  const auto shape = dataset_dims(dataset.id(), path_, dataset_path, &space);
+  return read_numeric<std::int64_t>(dataset.id(), space.id(), element_count(shape),
+                                    H5T_NATIVE_INT64, path_, dataset_path);
+}
+
 namespace {
 
 // Opens attribute `name` of `object` with its stored type; checks it is a scalar.

@@ -113,6 +113,25 @@ std::vector<float> times_conj_basis(const float* x, std::int64_t rows, int d,
   return out;
 }
 
+// The atom of largest `power(a)` over a team (ties within a thread go to
+// the lower index; across threads, to the reducer's join).
+template <class Member, class Power>
+KOKKOS_INLINE_FUNCTION int team_argmax(const Member& m, int atoms, const Power& power) {
+  using Reducer = Kokkos::MaxLoc<float, int>;
+  typename Reducer::value_type result;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(m, atoms),
+      [&](int a, typename Reducer::value_type& r) {
+        const float pa = power(a);
+        if (pa > r.val || (pa == r.val && a < r.loc)) {
+          r.val = pa;
+          r.loc = a;
+        }
+      },
+      Reducer(result));
+  return result.loc;
+}
+
 // Voxels [v0, v0 + count) of `out` from the device's (atom, Re, Im, |s|).
 void store_best(const Dictionary& d, const Kokkos::View<float* [4], Mem>& best, std::int64_t v0,
                 int count, MatchResult& out) {
@@ -149,35 +168,26 @@ void match_exact(const Dictionary& d, const std::vector<float>& signals, std::in
         "larmor::dictionary_match_exact", Policy(count, Kokkos::AUTO),
         KOKKOS_LAMBDA(const Policy::member_type& m) {
           const int v = m.league_rank();
-          using Reducer = Kokkos::MaxLoc<float, int>;
-          typename Reducer::value_type result;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(m, atom_count),
-              [&](int a, typename Reducer::value_type& r) {
-                float re = 0.0f, im = 0.0f;
-                for (int k = 0; k < n; ++k) {  // conj(atom) x signal
-                  const float ar = atoms(a, k, 0), ai = atoms(a, k, 1);
-                  const float sr = s(v, k, 0), si = s(v, k, 1);
-                  re += ar * sr + ai * si;
-                  im += ar * si - ai * sr;
-                }
-                const float power = re * re + im * im;
-                if (power > r.val || (power == r.val && a < r.loc)) {
-                  r.val = power;
-                  r.loc = a;
-                }
-              },
-              Reducer(result));
+          const int loc = team_argmax(m, atom_count, [&](int a) {
+            float re = 0.0f, im = 0.0f;
+            for (int k = 0; k < n; ++k) {  // conj(atom) x signal
+              const float ar = atoms(a, k, 0), ai = atoms(a, k, 1);
+              const float sr = s(v, k, 0), si = s(v, k, 1);
+              re += ar * sr + ai * si;
+              im += ar * si - ai * sr;
+            }
+            return re * re + im * im;
+          });
           Kokkos::single(Kokkos::PerTeam(m), [&]() {
             float re = 0.0f, im = 0.0f, norm = 0.0f;
             for (int k = 0; k < n; ++k) {
-              const float ar = atoms(result.loc, k, 0), ai = atoms(result.loc, k, 1);
+              const float ar = atoms(loc, k, 0), ai = atoms(loc, k, 1);
               const float sr = s(v, k, 0), si = s(v, k, 1);
               re += ar * sr + ai * si;
               im += ar * si - ai * sr;
               norm += sr * sr + si * si;
             }
-            best(v, 0) = float(result.loc);
+            best(v, 0) = float(loc);
             best(v, 1) = re;
             best(v, 2) = im;
             best(v, 3) = kx::sqrt(norm);
@@ -333,21 +343,10 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
         "larmor::dictionary_argmax", Policy(count, Kokkos::AUTO),
         KOKKOS_LAMBDA(const Policy::member_type& m) {
           const int v = m.league_rank();
-          using Reducer = Kokkos::MaxLoc<float, int>;
-          typename Reducer::value_type result;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(m, atom_count),
-              [&](int a, typename Reducer::value_type& r) {
-                const float re = p(a, v), im = p(a, stride + v);
-                const float power = re * re + im * im;
-                // Ties within a thread go to the lower index (across threads,
-                // to the reducer's join).
-                if (power > r.val || (power == r.val && a < r.loc)) {
-                  r.val = power;
-                  r.loc = a;
-                }
-              },
-              Reducer(result));
+          const int loc = team_argmax(m, atom_count, [&](int a) {
+            const float re = p(a, v), im = p(a, stride + v);
+            return re * re + im * im;
+          });
           float norm = 0.0f;
           Kokkos::parallel_reduce(
               Kokkos::TeamThreadRange(m, n),
@@ -355,9 +354,9 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
               norm);
           Kokkos::single(Kokkos::PerTeam(m), [&]() {
             const int slot = m.league_rank();
-            best(slot, 0) = float(result.loc);
-            best(slot, 1) = p(result.loc, v);
-            best(slot, 2) = p(result.loc, stride + v);
+            best(slot, 0) = float(loc);
+            best(slot, 1) = p(loc, v);
+            best(slot, 2) = p(loc, stride + v);
             best(slot, 3) = kx::sqrt(norm);
           });
         });
