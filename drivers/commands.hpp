@@ -14,6 +14,7 @@ struct SimulateArgs {
   std::string output;  // overrides the deck's [output] path
   int orders = -1;     // overrides the deck's [simulation] orders
   bool quiet = false;
+  std::string timings;  // per-phase times (JSON) for scaling studies
 };
 void add_simulate(CLI::App& app, SimulateArgs& args);
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm);
@@ -59,6 +60,7 @@ struct PhantomArgs {
   std::string sequence_deck;
   double noise = 0.005;
   std::uint64_t seed = 1;
+  bool nifti = false;  // also NIfTI copies (signals, mask, truth maps)
 };
 void add_phantom(CLI::App& app, PhantomArgs& args);
 int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm);
@@ -68,7 +70,9 @@ struct FitArgs {
   std::string output;
   double truth_tolerance = 0.0;    // > 0: fail above this median relative error
   std::vector<std::string> score;  // maps compared with the truth (empty: all)
+  bool no_truth = false;           // no comparison with truth maps
   bool quiet = false;
+  std::string timings;  // per-phase times (JSON) for scaling studies
 };
 void add_fit(CLI::App& app, FitArgs& args);
 int run_fit(const FitArgs& args, const parallel::Communicator& comm);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include "commands.hpp"
 #include "estimators/dictionary/dictionary.hpp"
@@ -28,6 +29,7 @@
 #include "formats/nifti_file.hpp"
 #include "formats/tissue_source.hpp"
 #include "parallel/partition.hpp"
+#include "phase_timer.hpp"
 
 namespace larmor::drivers {
 
@@ -40,7 +42,11 @@ void add_fit(CLI::App& app, FitArgs& args) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--score", args.score,
                   "Compare only these maps with the truth (repeatable; default: every map)");
+  cmd->add_flag("--no-truth", args.no_truth,
+                "Do not compare the maps with truth maps in the data (timing runs)");
   cmd->add_flag("-q,--quiet", args.quiet, "Print only errors and the summary");
+  cmd->add_option("--timings", args.timings,
+                  "Write per-phase times of every rank (JSON; phases end at barriers)");
 }
 
 namespace {
@@ -57,70 +63,91 @@ struct Output {
   double low = 0.0, high = 0.0;
 };
 
-// PERK: rank 0 trains (or loads) and broadcasts; every rank estimates its
-// voxels with the deterministic kernel. Returns the estimator's summary.
+// PERK: every rank shares the training (or rank 0 loads the model and
+// broadcasts it); every rank estimates its voxels with the deterministic
+// kernel. Returns the estimator's summary.
 std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, bool talk, int d,
                      const parallel::Range& mine, const std::vector<float>& signals,
                      const std::vector<std::vector<float>>& known_all, std::vector<Output>& outputs,
-                     estimators::TrainingReport& report, double& train_s, double& estimate_s) {
+                     estimators::TrainingReport& report, double& train_s, double& estimate_s,
+                     PhaseTimer& timer) {
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;
   auto t0 = clock::now();
+  // Training is shared by every rank (train_perk with the communicator: the
+  // same model for any rank count); a saved model is read by rank 0 and
+  // broadcast.
   std::string image;
   bool ok = true;
   std::string error;
-  if (comm.is_root()) {
+  estimators::PerkModel trained;
+  const bool train = fd.model_path.empty();
+  if (train) {
+    fd.perk.known_samples = known_all;
+    if (talk) {
+      std::printf("larmor fit: training PERK on %d simulated samples, %d features, %d rank(s)...\n",
+                  fd.perk.samples, fd.perk.features, comm.size());
+      std::fflush(stdout);
+    }
     try {
-      estimators::PerkModel model;
-      if (!fd.model_path.empty()) {
-        model = estimators::load_perk_model(fd.model_path);
-      } else {
-        fd.perk.known_samples = known_all;
-        if (talk) {
-          std::printf("larmor fit: training PERK on %d simulated samples, %d features...\n",
-                      fd.perk.samples, fd.perk.features);
-          std::fflush(stdout);
-        }
-        model = estimators::train_perk(fd.deck.sequence, fd.perk, &report);
-        if (!fd.save_model_path.empty()) estimators::save_perk_model(model, fd.save_model_path);
+      trained = estimators::train_perk(fd.deck.sequence, fd.perk, &report, &comm);
+      if (!fd.save_model_path.empty() && comm.is_root()) {
+        estimators::save_perk_model(trained, fd.save_model_path);
       }
-      if (model.signals != d || model.known.size() != fd.perk.known.size()) {
-        throw std::invalid_argument("the model takes " + std::to_string(model.signals) +
-                                    " signals and " + std::to_string(model.known.size()) +
-                                    " known maps; the deck gives " + std::to_string(d) + " and " +
-                                    std::to_string(fd.perk.known.size()));
-      }
-      image = model.to_bytes();
+    } catch (const std::exception& e) {
+      ok = false;
+      error = e.what();
+    }
+  } else if (comm.is_root()) {
+    try {
+      image = estimators::load_perk_model(fd.model_path).to_bytes();
     } catch (const std::exception& e) {
       ok = false;
       error = e.what();
     }
   }
+  timer.end_phase("train", "compute");
   comm.throw_if_any_failed(ok, error);
-  comm.broadcast(image);
-  const estimators::PerkModel model = estimators::PerkModel::from_bytes(image);
+  if (!train) comm.broadcast(image);
+  const estimators::PerkModel model =
+      train ? std::move(trained) : estimators::PerkModel::from_bytes(image);
+  if (model.signals != d || model.known.size() != fd.perk.known.size()) {
+    throw std::invalid_argument("the model takes " + std::to_string(model.signals) +
+                                " signals and " + std::to_string(model.known.size()) +
+                                " known maps; the deck gives " + std::to_string(d) + " and " +
+                                std::to_string(fd.perk.known.size()));
+  }
   train_s = since(t0);
+  timer.end_phase("broadcast", "comm");
 
   t0 = clock::now();
   std::vector<const float*> known;
   for (const auto& k : known_all) known.push_back(k.data() + mine.begin);
-  const std::vector<float> q = estimators::perk_inputs(signals.data(), mine.size(), d, known);
   const int l = int(model.outputs.size());
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> inputs("larmor::fit_inputs", mine.size(),
                                                          model.inputs());
+  Kokkos::View<float*, Mem> mean("larmor::fit_mean_magnitude", mine.size());
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates", mine.size(),
                                                             l);
-  Kokkos::deep_copy(
-      inputs, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
-                  q.data(), mine.size(), model.inputs()));
+  estimators::inputs_on(Exec(), signals.data(), mine.size(), d, known, inputs, mean);
   perk::apply(Exec(), estimators::upload<Mem>(model), inputs, estimates, true);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
+  auto host_mean = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), mean);
   for (int o = 0; o < l; ++o) {
     const double from_si = 1.0 / tissue::to_si(model.outputs[o]);
     Output out;
     out.name = tissue::deck_name(model.outputs[o]);
     out.local.resize(static_cast<std::size_t>(mine.size()));
-    for (std::int64_t v = 0; v < mine.size(); ++v) out.local[v] = float(host(v, o) * from_si);
+    const bool level = model.outputs[o] == tissue::Property::m0;
+    for (std::int64_t v = 0; v < mine.size(); ++v) {
+      out.local[v] = level ? (host(v, o) > 0.0f ? host_mean(v) / host(v, o) : 0.0f)
+                           : float(host(v, o) * from_si);
+    }
+    if (level) {  // scored against a truth map where there is one
+      out.scored = true;
+      out.low = 0.0;
+      out.high = std::numeric_limits<double>::infinity();
+    }
     for (const auto& p : fd.perk.latent) {
       if (p.property == model.outputs[o]) {
         out.scored = true;
@@ -131,6 +158,7 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
     outputs.push_back(std::move(out));
   }
   estimate_s = since(t0);
+  timer.end_phase("estimate", "compute");
   char text[160];
   std::snprintf(text, sizeof text,
                 "PERK %d features, lambda %g, rho 2^%.0f, holdout RMS relative error %.3g %%",
@@ -143,7 +171,8 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
 std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communicator& comm,
                            const std::string& deck_path, const simulate::Simulator& sim,
                            const parallel::Range& mine, const std::vector<float>& signals,
-                           std::vector<Output>& outputs, double& train_s, double& estimate_s) {
+                           std::vector<Output>& outputs, double& train_s, double& estimate_s,
+                           PhaseTimer& timer) {
   auto t0 = clock::now();
   if (fd.deck.tissue.mode != formats::TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
     throw std::invalid_argument(deck_path +
@@ -155,6 +184,7 @@ std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communica
       estimators::make_dictionary(sim.run(atoms.tissue), sim.samples(), atoms.tissue);
   if (fd.compress_energy > 0.0) dict = estimators::compress(dict, 0, fd.compress_energy);
   train_s = since(t0);
+  timer.end_phase("dictionary", "compute");
   t0 = clock::now();
   const estimators::MatchResult r = estimators::match(
       dict, estimators::project(dict, signals, mine.size(), true), mine.size(), 0.0, true);
@@ -184,6 +214,7 @@ std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communica
   outputs.push_back(std::move(m0));
   outputs.push_back(std::move(corr));
   estimate_s = since(t0);
+  timer.end_phase("estimate", "compute");
   (void)comm;
   return "dictionary of " + std::to_string(dict.atoms) + " atoms, " +
          (dict.basis.empty() ? std::string("uncompressed")
@@ -195,7 +226,7 @@ std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communica
 std::string nlls_fit(const formats::FitDeck& fd, const simulate::Simulator& sim,
                      const parallel::Range& mine, const std::vector<float>& signals,
                      const std::vector<std::vector<float>>& known_all, std::vector<Output>& outputs,
-                     double& estimate_s) {
+                     double& estimate_s, PhaseTimer& timer) {
   const auto t0 = clock::now();
   tissue::Tissue t;
   t.voxels = mine.size();
@@ -224,8 +255,121 @@ std::string nlls_fit(const formats::FitDeck& fd, const simulate::Simulator& sim,
     outputs.push_back(std::move(out));
   }
   estimate_s = since(t0);
+  timer.end_phase("estimate", "compute");
   return "NLLS (Levenberg-Marquardt, " + std::to_string(spec.iterations) +
          " iterations at most, magnitudes)";
+}
+
+// The measured signals of this rank's voxels, the voxel list, the volume
+// shape and the known maps at every voxel: from an HDF5 data file (larmor
+// phantom's layout) or from a 4-D NIfTI series with a NIfTI mask.
+struct Measured {
+  std::int64_t voxels = 0;
+  int samples = 0;
+  parallel::Range mine;
+  std::vector<float> signals;  // [mine][samples][2]
+  std::vector<std::int64_t> index, shape;
+  std::vector<std::vector<float>> known_all;  // per known property, SI, every voxel
+  std::unique_ptr<formats::H5Reader> hdf5;    // null for NIfTI data
+};
+
+void check_index(const std::string& file, const std::vector<std::int64_t>& index,
+                 std::int64_t volume) {
+  for (auto i : index) {
+    if (i < 0 || i >= volume) {
+      throw std::invalid_argument(file + ": a voxel index lies outside the volume");
+    }
+  }
+}
+
+Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
+                       const parallel::Communicator& comm) {
+  Measured m;
+  const bool nifti = formats::is_nifti_path(fd.data_path);
+  std::int64_t volume = 1;
+  if (nifti) {
+    // Every rank reads the series (nifti2 reads whole files) and keeps its rows.
+    const formats::NiftiSeries series = formats::read_nifti_series(fd.data_path);
+    m.shape.assign(series.shape.begin(), series.shape.end());
+    volume = series.shape[0] * series.shape[1] * series.shape[2];
+    if (series.samples > std::numeric_limits<int>::max()) {
+      throw std::invalid_argument(fd.data_path + ": too many samples per voxel");
+    }
+    m.samples = int(series.samples);
+    auto sample = [&](std::int64_t voxel, std::int64_t s, int part) {
+      return series.values[std::size_t(2 * (s * volume + voxel) + part)];
+    };
+    if (!fd.mask_path.empty()) {
+      const std::vector<float> mask = formats::read_nifti_volume(fd.mask_path, series.shape);
+      for (std::int64_t i = 0; i < volume; ++i) {
+        if (mask[std::size_t(i)] != 0.0f) m.index.push_back(i);
+      }
+    } else {
+      for (std::int64_t i = 0; i < volume; ++i) {
+        for (std::int64_t s = 0; s < series.samples; ++s) {
+          if (sample(i, s, 0) != 0.0f || sample(i, s, 1) != 0.0f) {
+            m.index.push_back(i);
+            break;
+          }
+        }
+      }
+    }
+    m.voxels = std::int64_t(m.index.size());
+    m.mine = parallel::partition_evenly(m.voxels, comm.size(), comm.rank());
+    m.signals.resize(std::size_t(m.mine.size() * m.samples * 2));
+    for (std::int64_t v = 0; v < m.mine.size(); ++v) {
+      const std::int64_t voxel = m.index[std::size_t(m.mine.begin + v)];
+      for (int s = 0; s < m.samples; ++s) {
+        for (int part = 0; part < 2; ++part) {
+          m.signals[std::size_t((v * m.samples + s) * 2 + part)] = sample(voxel, s, part);
+        }
+      }
+    }
+  } else {
+    m.hdf5 = std::make_unique<formats::H5Reader>(fd.data_path, comm);
+    const auto& in = *m.hdf5;
+    const auto dims = in.dims(fd.signals_dataset);
+    if (dims.size() != 3 || dims[2] != 2) {
+      throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset +
+                                  " must be [voxels][samples][2]");
+    }
+    m.voxels = std::int64_t(dims[0]);
+    m.samples = int(dims[1]);
+    m.mine = parallel::partition_evenly(m.voxels, comm.size(), comm.rank());
+    m.signals = in.read_rows_float(fd.signals_dataset, m.mine.begin, m.mine.size());
+    m.index = in.read_all_int64(fd.index_dataset);
+    m.shape = in.read_all_int64(fd.shape_dataset);
+    for (auto s : m.shape) volume *= s;
+    if (std::int64_t(m.index.size()) != m.voxels) {
+      throw std::invalid_argument(fd.data_path + ": " + fd.index_dataset + " has " +
+                                  std::to_string(m.index.size()) + " entries for " +
+                                  std::to_string(m.voxels) + " voxels");
+    }
+  }
+  check_index(fd.data_path, m.index, volume);
+  for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
+    const std::string& ds = fd.known_datasets[k];
+    const char* name = tissue::deck_name(fd.perk.known[k].property);
+    if (ds.empty()) {
+      throw std::invalid_argument(deck_path + ": [estimator] known." + name +
+                                  " needs a map = \"/dataset\" in the data file, or a NIfTI file");
+    }
+    // A volume dataset of the data file, or a NIfTI file (relative to the deck).
+    const std::vector<float> map =
+        formats::is_nifti_path(ds)
+            ? formats::read_nifti_volume(
+                  ds, {m.shape.size() == 3 ? m.shape[0] : 0, m.shape.size() == 3 ? m.shape[1] : 0,
+                       m.shape.size() == 3 ? m.shape[2] : 0})
+            : m.hdf5->read_all_float(ds);
+    if (std::int64_t(map.size()) != volume) {
+      throw std::invalid_argument(fd.data_path + ": " + ds + " does not have the volume's size");
+    }
+    const double si = tissue::to_si(fd.perk.known[k].property);
+    std::vector<float> at_voxels(static_cast<std::size_t>(m.voxels));
+    for (std::int64_t v = 0; v < m.voxels; ++v) at_voxels[v] = float(map[m.index[v]] * si);
+    m.known_all.push_back(std::move(at_voxels));
+  }
+  return m;
 }
 
 }  // namespace
@@ -234,6 +378,8 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;
   const auto start = clock::now();
+  PhaseTimer timer(comm, !args.timings.empty());
+  timer.add_phase("startup", "setup", seconds_since_process_start());
   const bool talk = comm.is_root() && !args.quiet;
   formats::FitDeck fd = formats::read_fit_deck(args.deck);
   const std::string output = args.output.empty() ? fd.deck.output_path : args.output;
@@ -241,55 +387,18 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
 
   // Measured data: this rank's rows, and the known maps at its voxels.
   auto t0 = clock::now();
-  const formats::H5Reader in(fd.data_path, comm);
-  const auto dims = in.dims(fd.signals_dataset);
-  if (dims.size() != 3 || dims[2] != 2) {
-    throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset +
-                                " must be [voxels][samples][2]");
-  }
-  const std::int64_t n = std::int64_t(dims[0]);
-  const int d = int(dims[1]);
-  const parallel::Range mine = parallel::partition_evenly(n, comm.size(), comm.rank());
-  const std::vector<float> signals =
-      in.read_rows_float(fd.signals_dataset, mine.begin, mine.size());
-  const std::vector<std::int64_t> index = in.read_all_int64(fd.index_dataset);
-  const std::vector<std::int64_t> shape = in.read_all_int64(fd.shape_dataset);
+  const Measured data = read_measured(fd, args.deck, comm);
+  const std::int64_t n = data.voxels;
+  const int d = data.samples;
+  const parallel::Range& mine = data.mine;
+  const std::vector<float>& signals = data.signals;
+  const std::vector<std::int64_t>& index = data.index;
+  const std::vector<std::int64_t>& shape = data.shape;
+  const std::vector<std::vector<float>>& known_all = data.known_all;
   std::int64_t volume = 1;
   for (auto s : shape) volume *= s;
-  if (std::int64_t(index.size()) != n) {
-    throw std::invalid_argument(fd.data_path + ": " + fd.index_dataset + " has " +
-                                std::to_string(index.size()) + " entries for " + std::to_string(n) +
-                                " voxels");
-  }
-  for (auto i : index) {
-    if (i < 0 || i >= volume) {
-      throw std::invalid_argument(fd.data_path + ": a voxel index lies outside the volume");
-    }
-  }
-  std::vector<std::vector<float>> known_all;  // every voxel (rank 0 trains on their density)
-  for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
-    const std::string& ds = fd.known_datasets[k];
-    const char* name = tissue::deck_name(fd.perk.known[k].property);
-    if (ds.empty()) {
-      throw std::invalid_argument(args.deck + ": [estimator] known." + name +
-                                  " needs a map = \"/dataset\" in the data file");
-    }
-    // A volume dataset of the data file, or a NIfTI file (relative to the deck).
-    const std::vector<float> map =
-        formats::is_nifti_path(ds)
-            ? formats::read_nifti_volume(
-                  ds, {shape.size() == 3 ? shape[0] : 0, shape.size() == 3 ? shape[1] : 0,
-                       shape.size() == 3 ? shape[2] : 0})
-            : in.read_all_float(ds);
-    if (std::int64_t(map.size()) != volume) {
-      throw std::invalid_argument(fd.data_path + ": " + ds + " does not have the volume's size");
-    }
-    const double si = tissue::to_si(fd.perk.known[k].property);
-    std::vector<float> at_voxels(static_cast<std::size_t>(n));
-    for (std::int64_t v = 0; v < n; ++v) at_voxels[v] = float(map[index[v]] * si);
-    known_all.push_back(std::move(at_voxels));
-  }
   const double read_s = since(t0);
+  timer.end_phase("read", "io");
 
   const simulate::Simulator sim(fd.deck.sequence, fd.deck.simulation);
   if (sim.samples() != d) {
@@ -302,37 +411,68 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   estimators::TrainingReport report;
   std::string summary;
   if (fd.method == "nlls") {
-    summary = nlls_fit(fd, sim, mine, signals, known_all, outputs, estimate_s);
+    summary = nlls_fit(fd, sim, mine, signals, known_all, outputs, estimate_s, timer);
   } else if (fd.method == "perk") {
-    summary =
-        perk_fit(fd, comm, talk, d, mine, signals, known_all, outputs, report, train_s, estimate_s);
+    summary = perk_fit(fd, comm, talk, d, mine, signals, known_all, outputs, report, train_s,
+                       estimate_s, timer);
   } else {
-    summary = dictionary_fit(fd, comm, args.deck, sim, mine, signals, outputs, train_s, estimate_s);
+    summary = dictionary_fit(fd, comm, args.deck, sim, mine, signals, outputs, train_s, estimate_s,
+                             timer);
   }
-  // Output.
+  // Output: the volume maps gathered on rank 0 (communication), then written
+  // with each rank's rows (collective I/O), then scored against any truth.
   t0 = clock::now();
-  formats::H5Writer out(output, comm);
-  std::map<std::string, std::vector<float>> maps_by_name;  // for NIfTI copies (rank 0)
-  bool ok = true;
-  std::string error;
+  std::vector<std::vector<float>> maps;  // per output, the volume (filled on rank 0)
   for (const Output& o : outputs) {
-    out.write_rows("/estimates/" + o.name, {std::uint64_t(n)}, mine.begin, o.local.data(),
-                   mine.size());
     const auto gathered = comm.gather_rows(o.local.data(), mine.size(), sizeof(float));
-    std::vector<float> map(static_cast<std::size_t>(volume),
-                           std::numeric_limits<float>::quiet_NaN());
+    // (Every rank holds a volume: the collective write checks its size.)
+    maps.emplace_back(static_cast<std::size_t>(volume), std::numeric_limits<float>::quiet_NaN());
     if (comm.is_root()) {
       const float* all = reinterpret_cast<const float*>(gathered.bytes.data());
-      for (std::int64_t v = 0; v < n; ++v) map[index[v]] = all[v];
+      for (std::int64_t v = 0; v < n; ++v) maps.back()[index[v]] = all[v];
     }
-    out.write_whole("/maps/" + o.name, std::vector<std::uint64_t>(shape.begin(), shape.end()), map);
-    if (fd.nifti_output && comm.is_root()) maps_by_name[o.name] = map;
-    // Against truth maps in the data, when present: scored where the truth
-    // lies inside the estimator's range (it is not trained beyond it).
+  }
+  timer.end_phase("gather", "comm");
+  formats::H5Writer out(output, comm);
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const Output& o = outputs[k];
+    out.write_rows("/estimates/" + o.name, {std::uint64_t(n)}, mine.begin, o.local.data(),
+                   mine.size());
+    out.write_whole("/maps/" + o.name, std::vector<std::uint64_t>(shape.begin(), shape.end()),
+                    maps[k]);
+  }
+  out.write_rows("/voxel_index", {std::uint64_t(n)}, mine.begin, index.data() + mine.begin,
+                 mine.size());
+  out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
+  out.set_attribute("/", "method", fd.method);
+  out.set_attribute("/", "estimator", summary);
+  out.set_attribute("/", "data", fd.data_path);
+  out.commit();
+  // NIfTI copies of the volume maps, when asked (rank 0, each atomically).
+  if (fd.nifti_output && comm.is_root()) {
+    if (shape.size() != 3) throw std::invalid_argument(output + ": NIfTI maps need a 3-D volume");
+    const std::string stem = output.size() > 3 && output.compare(output.size() - 3, 3, ".h5") == 0
+                                 ? output.substr(0, output.size() - 3)
+                                 : output;
+    for (const Output& o : outputs) {
+      formats::write_nifti_volume(stem + "_" + o.name + ".nii", {shape[0], shape[1], shape[2]},
+                                  maps[std::size_t(&o - outputs.data())]);
+    }
+  }
+  const double write_s = since(t0);
+  timer.end_phase("write", "io");
+  // Against truth maps in the data, when present: scored where the truth lies
+  // inside the estimator's range (it is not trained beyond it).
+  bool ok = true;
+  std::string error;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const Output& o = outputs[k];
     const bool wanted = args.score.empty() ||
                         std::find(args.score.begin(), args.score.end(), o.name) != args.score.end();
-    if (comm.is_root() && o.scored && wanted && in.exists("/" + o.name)) {
-      const std::vector<float> truth = in.read_all_float("/" + o.name);
+    if (comm.is_root() && !args.no_truth && o.scored && wanted && data.hdf5 &&
+        data.hdf5->exists("/" + o.name)) {
+      const std::vector<float> truth = data.hdf5->read_all_float("/" + o.name);
+      const std::vector<float>& map = maps[k];
       std::vector<double> rel;
       std::int64_t outside = 0;
       for (std::int64_t v = 0; v < n; ++v) {
@@ -359,25 +499,10 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
       }
     }
   }
-  out.write_rows("/voxel_index", {std::uint64_t(n)}, mine.begin, index.data() + mine.begin,
-                 mine.size());
-  out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
-  out.set_attribute("/", "method", fd.method);
-  out.set_attribute("/", "estimator", summary);
-  out.set_attribute("/", "data", fd.data_path);
-  out.commit();
-  // NIfTI copies of the volume maps, when asked (rank 0, each atomically).
-  if (fd.nifti_output && comm.is_root()) {
-    if (shape.size() != 3) throw std::invalid_argument(output + ": NIfTI maps need a 3-D volume");
-    const std::string stem = output.size() > 3 && output.compare(output.size() - 3, 3, ".h5") == 0
-                                 ? output.substr(0, output.size() - 3)
-                                 : output;
-    for (const Output& o : outputs) {
-      formats::write_nifti_volume(stem + "_" + o.name + ".nii", {shape[0], shape[1], shape[2]},
-                                  maps_by_name.at(o.name));
-    }
-  }
-  const double write_s = since(t0);
+  timer.end_phase("score", "io");
+  timer.write_json(args.timings, "fit",
+                   ", \"voxels\": " + std::to_string(n) + ", \"method\": \"" + fd.method +
+                       "\", \"backend\": \"" + kx::backend_name() + "\"");
   comm.throw_if_any_failed(ok, error);
   if (comm.is_root()) {
     std::printf("larmor fit: %lld voxels on %d rank(s), %s backend; %s\n",

@@ -12,6 +12,7 @@
 #include "common/kokkos_compat.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
+#include "phase_timer.hpp"
 
 namespace {
 
@@ -41,6 +42,7 @@ std::vector<std::string> kokkos_arguments(int argc, char** argv,
 }  // namespace
 
 int main(int argc, char** argv) {
+  larmor::drivers::mark_process_start();
   larmor::parallel::MpiSession mpi(&argc, &argv);
   larmor::parallel::Communicator world;
 

@@ -9,12 +9,16 @@
 //   /signals                   float32 [voxels][samples][2]
 //   /voxel_index               int64   [voxels]  linear index of each masked voxel
 //   /volume_shape              int64   [3]
+//
+// With --nifti, NIfTI copies beside it (what `larmor fit` reads as NIfTI data).
+#include <array>
 #include <chrono>
 #include <cstdio>
 
 #include "commands.hpp"
 #include "formats/deck.hpp"
 #include "formats/hdf5_file.hpp"
+#include "formats/nifti_file.hpp"
 #include "parallel/partition.hpp"
 #include "phantom/brain_phantom.hpp"
 #include "simulate/simulator.hpp"
@@ -32,6 +36,9 @@ void add_phantom(CLI::App& app, PhantomArgs& args) {
   cmd->add_option("--noise", args.noise, "Complex noise per channel, relative to M0 = 1")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", args.seed, "Noise seed");
+  cmd->add_flag("--nifti", args.nifti,
+                "Also write NIfTI copies beside the HDF5: <stem>_signals.nii (4-D complex64), "
+                "<stem>_mask.nii and the truth maps <stem>_<map>.nii");
 }
 
 int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
@@ -76,6 +83,37 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
   out.set_attribute("/", "builder", deck.builder);
   out.set_attribute("/", "sequence_deck", args.sequence_deck);
   out.commit();
+  // NIfTI copies (rank 0 gathers the signals; each file atomic).
+  const auto gathered = args.nifti ? comm.gather_rows(signals.data(), mine.size(), d * 2 * 4)
+                                   : parallel::GatheredRows{};
+  if (args.nifti && comm.is_root()) {
+    const std::string stem =
+        args.output.size() > 3 && args.output.compare(args.output.size() - 3, 3, ".h5") == 0
+            ? args.output.substr(0, args.output.size() - 3)
+            : args.output;
+    const std::array<std::int64_t, 3> dims{std::int64_t(volume.shape[0]),
+                                           std::int64_t(volume.shape[1]),
+                                           std::int64_t(volume.shape[2])};
+    formats::NiftiSeries series;
+    series.shape = dims;
+    series.samples = std::int64_t(d);
+    series.values.assign(2 * d * total, 0.0f);
+    const float* all = reinterpret_cast<const float*>(gathered.bytes.data());
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::size_t voxel = std::size_t(volume.brain[std::size_t(k)]);
+      for (std::size_t s = 0; s < d; ++s) {
+        series.values[2 * (s * total + voxel)] = all[(k * d + s) * 2];
+        series.values[2 * (s * total + voxel) + 1] = all[(k * d + s) * 2 + 1];
+      }
+    }
+    formats::write_nifti_series(stem + "_signals.nii", series);
+    formats::write_nifti_volume(stem + "_mask.nii", dims,
+                                std::vector<float>(volume.mask.begin(), volume.mask.end()));
+    formats::write_nifti_volume(stem + "_m0.nii", dims, m0);
+    formats::write_nifti_volume(stem + "_t1_ms.nii", dims, t1);
+    formats::write_nifti_volume(stem + "_t2_ms.nii", dims, t2);
+    formats::write_nifti_volume(stem + "_b1.nii", dims, b1);
+  }
   if (comm.is_root()) {
     std::printf(
         "larmor phantom: %lld brain voxels in a %llux%llux%llu volume, %d samples of %s, "

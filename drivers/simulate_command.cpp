@@ -10,6 +10,7 @@
 #include "formats/deck.hpp"
 #include "formats/signal_file.hpp"
 #include "formats/tissue_source.hpp"
+#include "phase_timer.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::drivers {
@@ -21,14 +22,22 @@ void add_simulate(CLI::App& app, SimulateArgs& args) {
   cmd->add_option("--orders", args.orders, "EPG orders (overrides [simulation] orders)")
       ->check(CLI::Range(1, 1024));
   cmd->add_flag("-q,--quiet", args.quiet, "Print only errors");
+  cmd->add_option("--timings", args.timings,
+                  "Write per-phase times of every rank (JSON; phases end at barriers)");
 }
 
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
+  PhaseTimer timer(comm, !args.timings.empty());
+  timer.add_phase("startup", "setup", seconds_since_process_start());
   formats::Deck deck = formats::read_deck(args.deck);
   if (!args.output.empty()) deck.output_path = args.output;
   if (args.orders > 0) deck.simulation.orders = args.orders;
+  if (deck.last_samples > 0) {
+    sequence::keep_last_samples(deck.sequence, deck.last_samples);
+    deck.sequence.parameters["last_samples"] = deck.last_samples;
+  }
 
   const bool talk = comm.is_root() && !args.quiet;
   auto last_report = clock::now();
@@ -53,6 +62,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
     std::fflush(stdout);
   }
 
+  timer.end_phase("setup", "setup");
   std::vector<float> signals(std::size_t(voxels.tissue.voxels) * std::size_t(simulator.samples()) *
                              2);
   std::string error;
@@ -62,12 +72,18 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   } catch (const std::exception& e) {
     error = e.what();
   }
+  timer.end_phase("simulate", "compute");
   comm.throw_if_any_failed(error.empty(), error);
   const double sim_seconds =
       comm.all_reduce_max(std::chrono::duration<double>(clock::now() - sim_start).count());
+  timer.end_phase("agree", "comm");
 
   formats::write_signal_file(deck.output_path, comm, simulator, voxels, signals,
                              {deck.builder, deck.path, kx::backend_name()});
+  timer.end_phase("write", "io");
+  timer.write_json(args.timings, "simulate",
+                   ", \"voxels\": " + std::to_string(voxels.total) + ", \"backend\": \"" +
+                       kx::backend_name() + "\"");
   const double total_seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (talk) {
     const double ev = double(simulator.events()) * double(voxels.total);

@@ -8,6 +8,9 @@
 // flip angle; precession angles go through sincos_turns instead.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
+
 #include "common/kokkos_compat.hpp"
 
 namespace larmor {
@@ -47,6 +50,47 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
 KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(double x, double& s, double& c) {
   s = kx::sin(x);
   c = kx::cos(x);
+}
+
+// The same polynomials for an angle given in quarter turns (t = 2 x / pi).
+// Kernels whose angles are dot products fold 2 / pi into one factor ahead of
+// time; the reduction is then exact (t - rint(t)), with no split constant.
+// The nearest integer comes from adding and removing 1.5 x 2^23 (two adds,
+// where rint and a float-to-int conversion run at a quarter of the FMA rate
+// on a GPU), its low bits from the sum's mantissa. Valid for |t| < 2^22
+// quarter turns.
+KOKKOS_FORCEINLINE_FUNCTION void quarter_turn_polynomials(float t, int& quadrant, float& sr,
+                                                          float& cr) {
+  constexpr float round_magic = 12582912.0f;  // 1.5 x 2^23
+  const float shifted = t + round_magic;
+  const float jf = shifted - round_magic;
+  std::int32_t bits;
+  std::memcpy(&bits, &shifted, sizeof bits);
+  quadrant = bits & 3;
+  const float r = (t - jf) * 1.57079632679489662f;
+  const float r2 = r * r;
+  sr = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  cr = 1.0f - 0.5f * r2 +
+       r2 * r2 *
+           (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+}
+
+KOKKOS_FORCEINLINE_FUNCTION float cos_quarter_turns(float t) {
+  int quadrant;
+  float sr, cr;
+  quarter_turn_polynomials(t, quadrant, sr, cr);
+  const float c0 = (quadrant & 1) != 0 ? sr : cr;
+  return ((quadrant + 1) & 2) != 0 ? -c0 : c0;
+}
+
+KOKKOS_FORCEINLINE_FUNCTION void sincos_quarter_turns(float t, float& s, float& c) {
+  int quadrant;
+  float sr, cr;
+  quarter_turn_polynomials(t, quadrant, sr, cr);
+  const bool odd = (quadrant & 1) != 0;
+  const float s0 = odd ? cr : sr, c0 = odd ? sr : cr;
+  s = (quadrant & 2) != 0 ? -s0 : s0;
+  c = ((quadrant + 1) & 2) != 0 ? -c0 : c0;
 }
 
 // sin and cos of 2 pi * turns. Whole turns are removed exactly first, so a long

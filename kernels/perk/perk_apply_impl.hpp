@@ -7,6 +7,7 @@
 // unrolled to the bound and the staged weights are zero past the last output.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -16,22 +17,34 @@
 
 namespace larmor::perk::detail {
 
+// 2 / pi: the staged frequencies and phases give angles in quarter turns.
+inline constexpr float quarter_turns_per_radian = 0.636619772367581343f;
+inline constexpr float radians_per_quarter_turn = 1.57079632679489662f;
+
+// A staged feature is one record: its Qp frequencies, then a tail of its LMax
+// weights and its phase, zero-padded to whole groups of four floats so that
+// a GPU thread reads it in 16-byte loads (all threads the same address).
+template <int LMax>
+inline constexpr int tail_floats = (LMax + 1 + 3) / 4 * 4;
+
 template <class ExecSpace>
 struct Tiling {
   int team_threads = 1;  // T
   int voxels_per_block = 1;
   int features_per_block = 64;  // HB
   int inputs_padded = 4;        // Qp: multiple of 4
+  int record_floats = 8;        // Qp + tail
   int voxel_blocks = 1, feature_blocks = 1, splits = 1;
   std::size_t scratch_bytes = 0;
   int scratch_level = 0;  // 1: the blocks did not fit the fast scratch
 };
 
+// Records, inputs and (for the adjoint without register gradients) the
+// gradient rows, plus four floats to align the records to 16 bytes.
 template <int LMax>
-std::size_t scratch_floats(int vb, int hb, int qp, bool adjoint) {
-  // inputs, frequencies, phases, weights (and the adjoint's gradient rows)
-  return std::size_t(vb) * qp + std::size_t(hb) * qp + hb + std::size_t(LMax) * hb +
-         (adjoint ? std::size_t(vb) * qp : 0);
+std::size_t scratch_floats(int vb, int hb, int qp, bool scratch_gradients) {
+  return std::size_t(hb) * (qp + tail_floats<LMax>)+std::size_t(vb) * qp +
+         (scratch_gradients ? std::size_t(vb) * qp : 0) + 4;
 }
 
 template <class ExecSpace, int VPT, int LMax, int QMax>
@@ -40,7 +53,9 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   Tiling<ExecSpace> t;
   t.inputs_padded = QMax > 0 ? QMax : (inputs + 3) / 4 * 4;
+  t.record_floats = t.inputs_padded + tail_floats<LMax>;
   const bool device = !kx::is_host_space_v<ExecSpace>;
+  const bool scratch_gradients = adjoint && QMax == 0;
   const int threads[] = {128, 64, 32};
   const int blocks[] = {64, 32, 16, 8};
   bool fits = false;
@@ -52,7 +67,7 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
       for (int hb : blocks) {
         const int team = device ? threads[ti] : 1;
         const std::size_t bytes =
-            4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, adjoint);
+            4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, scratch_gradients);
         if (bytes <= scratch_max) {
           t.team_threads = team;
           t.features_per_block = hb;
@@ -87,19 +102,41 @@ template <class ExecSpace>
 using Scratch = Kokkos::View<float*, typename ExecSpace::scratch_memory_space,
                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
+struct alignas(16) Quad {
+  float v[4];
+};
+
 // What both kernels share: the staged blocks of a team.
 // QMax > 0: the inputs padded to QMax, a thread's voxels' inputs held in
 // registers over the whole feature loop (the scratch reads left are the
-// frequencies, shared by the team); QMax = 0: any input count, read from
-// scratch.
+// records, shared by the team); QMax = 0: any input count, read from scratch.
 template <class ExecSpace, int VPT, int LMax, int QMax>
 struct Staging {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Mem = typename ExecSpace::memory_space;
+  static constexpr int tail = tail_floats<LMax>;
   ModelViews<Mem> model;
   ConstMatrixOf<ExecSpace> inputs;
   Tiling<ExecSpace> tiling;
   int voxels = 0;
+
+  struct Blocks {
+    float* records;  // [HB][record], 16-byte aligned
+    float* in;       // [Qp][VB]
+    float* grad;     // [Qp][VB] (the adjoint's scratch gradients)
+  };
+  KOKKOS_INLINE_FUNCTION Blocks carve(const Member& m) const {
+    const auto& t = tiling;
+    Scratch<ExecSpace> s(m.team_scratch(t.scratch_level), t.scratch_bytes / 4);
+    float* base = s.data();
+    const auto misalignment = reinterpret_cast<std::uintptr_t>(base) % 16;
+    if (misalignment != 0) base += (16 - misalignment) / 4;
+    Blocks b;
+    b.records = base;
+    b.in = b.records + std::size_t(t.features_per_block) * t.record_floats;
+    b.grad = b.in + std::size_t(t.voxels_per_block) * t.inputs_padded;
+    return b;
+  }
 
   // Inputs input-major, in[q][v]: a thread's voxels are VB apart from
   // neighbouring threads' by one float (no bank conflicts on a GPU), and a
@@ -113,20 +150,22 @@ struct Staging {
     });
   }
 
-  KOKKOS_INLINE_FUNCTION void stage_features(const Member& m, int block, float* f, float* ph,
-                                             float* w) const {
+  KOKKOS_INLINE_FUNCTION void stage_features(const Member& m, int block, float* records) const {
     const int hb = tiling.features_per_block, qp = tiling.inputs_padded;
-    const int h0 = block * hb;
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hb * qp), [&](int i) {
-      const int h = i / qp, q = i - h * qp;
-      f[i] = h0 + h < model.features && q < model.inputs ? model.frequencies(h0 + h, q) : 0.0f;
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hb), [&](int h) {
-      ph[h] = h0 + h < model.features ? model.phases(h0 + h) : 0.0f;
-    });
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, LMax * hb), [&](int i) {
-      const int l = i / hb, h = i - l * hb;
-      w[i] = l < model.outputs && h0 + h < model.features ? model.weights(l, h0 + h) : 0.0f;
+    const int stride = tiling.record_floats, h0 = block * hb;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, hb * stride), [&](int i) {
+      const int h = i / stride, c = i - h * stride, feature = h0 + h;
+      float value = 0.0f;
+      if (feature < model.features) {
+        if (c < qp) {
+          if (c < model.inputs) value = model.frequencies(feature, c) * quarter_turns_per_radian;
+        } else if (c - qp < LMax) {
+          if (c - qp < model.outputs) value = model.weights(c - qp, feature);
+        } else if (c - qp == LMax) {
+          value = model.phases(feature) * quarter_turns_per_radian;
+        }
+      }
+      records[i] = value;
     });
   }
 
@@ -142,22 +181,32 @@ struct Staging {
     }
   }
 
-  // Angles of this thread's voxels at feature h of the staged block.
-  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, int h, const float* in, const Registers& r,
-                                          const float* f, const float* ph,
+  // A record's tail (weights, then the phase) into registers.
+  KOKKOS_FORCEINLINE_FUNCTION void read_tail(const float* record, float (&t)[tail]) const {
+    const Quad* quads = reinterpret_cast<const Quad*>(record + tiling.inputs_padded);
+    for (int c = 0; c < tail / 4; ++c) {
+      const Quad qd = quads[c];
+      for (int j = 0; j < 4; ++j) t[4 * c + j] = qd.v[j];
+    }
+  }
+
+  // Angles (quarter turns) of this thread's voxels at one staged record.
+  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, const float* record, float phase,
+                                          const float* in, const Registers& r,
                                           float (&angle)[VPT]) const {
+    for (int k = 0; k < VPT; ++k) angle[k] = phase;
     if constexpr (QMax > 0) {
-      for (int k = 0; k < VPT; ++k) angle[k] = ph[h];
-      for (int q = 0; q < QMax; ++q) {
-        const float fq = f[h * QMax + q];
-        for (int k = 0; k < VPT; ++k) angle[k] += fq * r.x[k][q];
+      const Quad* quads = reinterpret_cast<const Quad*>(record);
+      for (int c = 0; c < QMax / 4; ++c) {
+        const Quad f = quads[c];
+        for (int j = 0; j < 4; ++j)
+          for (int k = 0; k < VPT; ++k) angle[k] += f.v[j] * r.x[k][4 * c + j];
       }
       return;
     }
     const int qp = tiling.inputs_padded, vb = tiling.voxels_per_block, tt = tiling.team_threads;
-    for (int k = 0; k < VPT; ++k) angle[k] = ph[h];
     for (int q = 0; q < qp; ++q) {
-      const float fq = f[h * qp + q];
+      const float fq = record[q];
       const float* row = in + q * vb + thread;
       for (int k = 0; k < VPT; ++k) angle[k] += fq * row[k * tt];
     }
@@ -181,15 +230,11 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax, QMax> {
     const auto& t = this->tiling;
     const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
-    Scratch<ExecSpace> s(m.team_scratch(t.scratch_level), t.scratch_bytes / 4);
-    float* in = s.data();
-    float* f = in + std::size_t(t.voxels_per_block) * t.inputs_padded;
-    float* ph = f + std::size_t(t.features_per_block) * t.inputs_padded;
-    float* w = ph + t.features_per_block;
-    this->stage_inputs(m, first_voxel, in);
+    const auto blocks = this->carve(m);
+    this->stage_inputs(m, first_voxel, blocks.in);
     m.team_barrier();
     typename Base::Registers regs;
-    this->load(thread, in, regs);
+    this->load(thread, blocks.in, regs);
     float acc[VPT][LMax];
     for (int k = 0; k < VPT; ++k)
       for (int l = 0; l < LMax; ++l) acc[k][l] = 0.0f;
@@ -197,15 +242,17 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax, QMax> {
     this->split_range(split, b0, b1);
     for (int b = b0; b < b1; ++b) {
       m.team_barrier();  // the previous block is consumed
-      this->stage_features(m, b, f, ph, w);
+      this->stage_features(m, b, blocks.records);
       m.team_barrier();
       for (int h = 0; h < t.features_per_block; ++h) {
+        const float* record = blocks.records + h * t.record_floats;
+        float tail[Base::tail];
+        this->read_tail(record, tail);
         float angle[VPT];
-        this->angles(thread, h, in, regs, f, ph, angle);
+        this->angles(thread, record, tail[LMax], blocks.in, regs, angle);
         for (int k = 0; k < VPT; ++k) {
-          float sn, cs;
-          sincos_reduced(angle[k], sn, cs);
-          for (int l = 0; l < LMax; ++l) acc[k][l] += w[l * t.features_per_block + h] * cs;
+          const float cs = cos_quarter_turns(angle[k]);
+          for (int l = 0; l < LMax; ++l) acc[k][l] += tail[l] * cs;
         }
       }
     }
@@ -225,6 +272,13 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax, QMax> {
   }
 };
 
+// The adjoint's per-voxel gradients: in registers beside the inputs when
+// those are (QMax > 0), else rows of team scratch.
+template <int VPT, int QMax>
+struct GradientRegisters {
+  float g[VPT][QMax > 0 ? QMax : 1];
+};
+
 template <class ExecSpace, int VPT, int LMax, int QMax>
 struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
   using Base = Staging<ExecSpace, VPT, LMax, QMax>;
@@ -237,17 +291,20 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
     const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
     const int qp = t.inputs_padded, vb = t.voxels_per_block, outputs = this->model.outputs;
-    Scratch<ExecSpace> s(m.team_scratch(t.scratch_level), t.scratch_bytes / 4);
-    float* in = s.data();
-    float* f = in + std::size_t(vb) * qp;
-    float* ph = f + std::size_t(t.features_per_block) * qp;
-    float* w = ph + t.features_per_block;
-    float* grad = w + std::size_t(LMax) * t.features_per_block;  // [Qp][VB]
-    this->stage_inputs(m, first_voxel, in);
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vb * qp), [&](int i) { grad[i] = 0.0f; });
+    const auto blocks = this->carve(m);
+    this->stage_inputs(m, first_voxel, blocks.in);
+    if constexpr (QMax == 0) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vb * qp),
+                           [&](int i) { blocks.grad[i] = 0.0f; });
+    }
     m.team_barrier();
     typename Base::Registers regs;
-    this->load(thread, in, regs);
+    this->load(thread, blocks.in, regs);
+    GradientRegisters<VPT, QMax> gx;
+    if constexpr (QMax > 0) {
+      for (int k = 0; k < VPT; ++k)
+        for (int q = 0; q < QMax; ++q) gx.g[k][q] = 0.0f;
+    }
     float g[VPT][LMax];
     for (int k = 0; k < VPT; ++k) {
       const int voxel = first_voxel + thread + k * t.team_threads;
@@ -259,34 +316,55 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
     this->split_range(split, b0, b1);
     for (int b = b0; b < b1; ++b) {
       m.team_barrier();
-      this->stage_features(m, b, f, ph, w);
+      this->stage_features(m, b, blocks.records);
       m.team_barrier();
       for (int h = 0; h < t.features_per_block; ++h) {
+        const float* record = blocks.records + h * t.record_floats;
+        float tail[Base::tail];
+        this->read_tail(record, tail);
         float angle[VPT], scale[VPT];
-        this->angles(thread, h, in, regs, f, ph, angle);
+        this->angles(thread, record, tail[LMax], blocks.in, regs, angle);
         for (int k = 0; k < VPT; ++k) {
           float sn, cs;
-          sincos_reduced(angle[k], sn, cs);
+          sincos_quarter_turns(angle[k], sn, cs);
           float gw = 0.0f;
-          for (int l = 0; l < LMax; ++l) gw += g[k][l] * w[l * t.features_per_block + h];
-          scale[k] = -sn * gw;
+          for (int l = 0; l < LMax; ++l) gw += g[k][l] * tail[l];
+          // d angle / d q is the frequency in radians.
+          scale[k] = -sn * gw * radians_per_quarter_turn;
         }
-        for (int q = 0; q < qp; ++q) {
-          const float fq = f[h * qp + q];
-          float* row = grad + q * vb + thread;
-          for (int k = 0; k < VPT; ++k) row[k * t.team_threads] += scale[k] * fq;
+        if constexpr (QMax > 0) {
+          const Quad* quads = reinterpret_cast<const Quad*>(record);
+          for (int c = 0; c < QMax / 4; ++c) {
+            const Quad f = quads[c];
+            for (int j = 0; j < 4; ++j)
+              for (int k = 0; k < VPT; ++k) gx.g[k][4 * c + j] += scale[k] * f.v[j];
+          }
+        } else {
+          for (int q = 0; q < qp; ++q) {
+            const float fq = record[q];
+            float* row = blocks.grad + q * vb + thread;
+            for (int k = 0; k < VPT; ++k) row[k * t.team_threads] += scale[k] * fq;
+          }
         }
       }
     }
     for (int k = 0; k < VPT; ++k) {
       const int voxel = first_voxel + thread + k * t.team_threads;
       if (voxel >= this->voxels) continue;
-      for (int q = 0; q < this->model.inputs; ++q) {
-        const float v = grad[q * vb + thread + k * t.team_threads];
+      auto store = [&](int q, float v) {
         if (t.splits == 1) {
           gradients(voxel, q) = v;
         } else {
           Kokkos::atomic_add(&gradients(voxel, q), v);
+        }
+      };
+      if constexpr (QMax > 0) {
+        for (int q = 0; q < QMax; ++q) {  // unrolled to the bound: registers stay registers
+          if (q < this->model.inputs) store(q, gx.g[k][q]);
+        }
+      } else {
+        for (int q = 0; q < this->model.inputs; ++q) {
+          store(q, blocks.grad[q * vb + thread + k * t.team_threads]);
         }
       }
     }
@@ -365,8 +443,9 @@ void adjoint_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::me
                   const ConstMatrixOf<ExecSpace>& inputs,
                   const ConstMatrixOf<ExecSpace>& cotangents, const MatrixOf<ExecSpace>& gradients,
                   bool deterministic) {
-  // The adjoint also holds its cotangents: two voxels per GPU thread.
-  constexpr int VPT = kx::is_host_space_v<ExecSpace> ? 8 : 2;
+  // A GPU thread also holds its voxels' gradients (as many registers as the
+  // inputs): two voxels while the inputs fit 32, else one.
+  constexpr int VPT = kx::is_host_space_v<ExecSpace> ? 8 : (QMax > 0 && QMax <= 32 ? 2 : 1);
   AdjointKernel<ExecSpace, VPT, LMax, QMax> k;
   k.model = model;
   k.inputs = inputs;
@@ -381,7 +460,9 @@ void adjoint_with(const ExecSpace& exec, const ModelViews<typename ExecSpace::me
 }
 
 // The compiled variants: outputs bounded by 2, 8 or 32; on a GPU, inputs held
-// in registers up to 32 or 64 (read from scratch beyond). Host threads read
+// in registers up to 16, 24, 32, 40, 48 or 64 (read from scratch beyond;
+// padding 24 inputs to 32 would cost a third more multiply-adds, 33 to 64
+// nearly double). Host threads read
 // their voxels' inputs contiguously from scratch, which vectorises; padding
 // to a register bound would only add work there.
 template <class ExecSpace, template <class, int, int> class Run, class... Args>
@@ -389,7 +470,11 @@ void dispatch(int outputs, int inputs, Args&&... args) {
   auto by_inputs = [&](auto l_bound) {
     constexpr int L = decltype(l_bound)::value;
     if constexpr (!kx::is_host_space_v<ExecSpace>) {
+      if (inputs <= 16) return Run<ExecSpace, L, 16>::go(args...);
+      if (inputs <= 24) return Run<ExecSpace, L, 24>::go(args...);
       if (inputs <= 32) return Run<ExecSpace, L, 32>::go(args...);
+      if (inputs <= 40) return Run<ExecSpace, L, 40>::go(args...);
+      if (inputs <= 48) return Run<ExecSpace, L, 48>::go(args...);
       if (inputs <= 64) return Run<ExecSpace, L, 64>::go(args...);
     }
     Run<ExecSpace, L, 0>::go(args...);

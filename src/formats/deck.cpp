@@ -345,6 +345,10 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
   Section out(path, "output", table_or_null(root, "output", path));
   deck.output_path = out.string("path", "larmor-" + deck.builder + ".h5");
   deck.nifti_output = out.boolean("nifti", false);
+  deck.last_samples = out.integer("last_samples", 0, 0);
+  if (deck.last_samples > 0 && extra_sections.count("estimator")) {
+    out.fail("last_samples", "is for larmor simulate (a fit reads every sample)");
+  }
   if (deck.nifti_output && !extra_sections.count("estimator")) {
     out.fail("nifti", "NIfTI copies are written for larmor fit's maps only");
   }

@@ -40,8 +40,9 @@ struct Deck {
   std::optional<sequence::MrfParams> mrf;
   TissueSpec tissue;
   simulate::Options simulation;
-  std::string output_path;  // relative paths are relative to the working directory
+  std::string output_path;    // relative paths are relative to the working directory
   bool nifti_output = false;  // [output] nifti (fit decks): NIfTI copies of the maps
+  int last_samples = 0;       // [output] last_samples: write only each voxel's last N (0: all)
 };
 
 // Parses and validates a deck; throws DeckError. Tables other than

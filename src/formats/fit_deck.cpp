@@ -97,6 +97,14 @@ FitDeck read_fit_deck(const std::string& path) {
   const std::string file = d.string("file", "");
   if (file.empty()) d.fail("file", "is required: the HDF5 file of measured signals");
   out.data_path = resolve(file);
+  if (is_nifti_path(out.data_path)) {
+    for (const char* key : {"signals", "voxel_index", "volume_shape"}) {
+      if (d.has(key)) d.fail(key, "names an HDF5 dataset; a NIfTI file holds only the signals");
+    }
+    if (d.has("mask")) out.mask_path = resolve(d.string("mask", ""));
+  } else if (d.has("mask")) {
+    d.fail("mask", "is for NIfTI signals; an HDF5 data file lists its voxels in /voxel_index");
+  }
   out.signals_dataset = d.string("signals", out.signals_dataset);
   out.index_dataset = d.string("voxel_index", out.index_dataset);
   out.shape_dataset = d.string("volume_shape", out.shape_dataset);
@@ -124,8 +132,14 @@ FitDeck read_fit_deck(const std::string& path) {
   auto& spec = out.perk;
   spec.latent = priors(e, "estimate", nullptr);
   spec.known = priors(e, "known", &out.known_datasets);
-  for (auto& ds : out.known_datasets) {
-    if (is_nifti_path(ds)) ds = resolve(ds);  // a NIfTI file, relative to the deck
+  for (std::size_t k = 0; k < out.known_datasets.size(); ++k) {
+    auto& ds = out.known_datasets[k];
+    if (is_nifti_path(ds)) {
+      ds = resolve(ds);  // a NIfTI file, relative to the deck
+    } else if (!ds.empty() && is_nifti_path(out.data_path)) {
+      e.fail("known", std::string(".") + tissue::deck_name(spec.known[k].property) + ".map '" + ds +
+                          "' is a dataset name, but the data are NIfTI: give a .nii file");
+    }
   }
   spec.nuisance = priors(e, "nuisance", nullptr);
   out.model_path = e.has("model") ? resolve(e.string("model", "")) : "";
@@ -144,6 +158,7 @@ FitDeck read_fit_deck(const std::string& path) {
   if (e.has("log2_lambdas")) spec.lambdas = powers_of_two(e, "log2_lambdas");
   if (e.has("log2_rhos")) spec.rhos = powers_of_two(e, "log2_rhos");
   spec.seed = std::uint64_t(e.integer("seed", 1, 0));
+  spec.m0 = e.boolean("m0", spec.m0);
   if (out.method == "nlls") {
     for (const auto& p : spec.nuisance) {
       if (p.low != p.high) {

@@ -16,7 +16,9 @@ namespace larmor::formats {
 
 struct FitDeck {
   Deck deck;
-  std::string data_path;  // resolved against the deck
+  std::string data_path;  // resolved against the deck: HDF5, or a 4-D NIfTI of signals
+  std::string mask_path;  // NIfTI data: the mask (nonzero voxels are fitted); empty: every
+                          // voxel with a nonzero sample
   std::string signals_dataset = "/signals";
   std::string index_dataset = "/voxel_index";
   std::string shape_dataset = "/volume_shape";
@@ -24,7 +26,7 @@ struct FitDeck {
   std::string method = "perk";              // "dictionary": the deck's [tissue] grid are the atoms;
                                 // "nlls": Levenberg-Marquardt within the estimate bounds
   int nlls_iterations = 40;
-  bool nifti_output = false;  // [output] nifti = true: <path stem>_<map>.nii beside the HDF5
+  bool nifti_output = false;         // [output] nifti = true: <path stem>_<map>.nii beside the HDF5
   double compress_energy = 0.99999;  // dictionary: SVD rank keeping this energy (0: none)
   estimators::PerkSpec perk;
   std::string model_path;       // load this model instead of training

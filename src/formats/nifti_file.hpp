@@ -25,4 +25,18 @@ void write_nifti_volume(const std::string& path, const std::array<std::int64_t, 
 std::vector<float> read_nifti_volume(const std::string& path,
                                      const std::array<std::int64_t, 3>& shape);
 
+// A 4-D series: one volume per sample (NIfTI dims (nx, ny, nz, samples)).
+// `values` holds [samples][nz][ny][nx][2] (real, imaginary): complex64 and
+// complex128 files keep their phase, real types read as magnitudes
+// (imaginary 0). Reading refuses, naming the file, anything with more than
+// four dimensions or an unsupported type.
+struct NiftiSeries {
+  std::array<std::int64_t, 3> shape{};  // [nz][ny][nx]
+  std::int64_t samples = 0;
+  std::vector<float> values;
+};
+NiftiSeries read_nifti_series(const std::string& path);
+// Written as complex64, atomically.
+void write_nifti_series(const std::string& path, const NiftiSeries& series);
+
 }  // namespace larmor::formats

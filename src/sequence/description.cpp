@@ -10,6 +10,19 @@ int Description::sample_count() const {
                                         [](const Event& e) { return e.kind == EventKind::adc; }));
 }
 
+void keep_last_samples(Description& d, int n) {
+  int to_drop = d.sample_count() - n;
+  if (n <= 0 || to_drop <= 0) return;
+  for (Event& e : d.events) {
+    if (to_drop == 0) break;
+    if (e.kind == EventKind::adc) {
+      e.kind = EventKind::wait;
+      e.phase_rad = 0.0;
+      --to_drop;
+    }
+  }
+}
+
 int Description::declared_winding() const {
   long long w = 0;
   for (const Event& e : events) w += abi::shifts_of(e.action);

@@ -39,6 +39,12 @@ struct Description {
   void append(const Description& other);
 };
 
+// Turns every adc event but the last `n` into a wait of the same duration and
+// actions: the physics is unchanged and only the last n samples are recorded
+// (a steady-state image of a long train without its transient). n <= 0 or at
+// least the sample count: unchanged.
+void keep_last_samples(Description& d, int n);
+
 // The order-count rule: one more than the declared winding, clamped to
 // [8, 64]; an explicit request wins. Throws when above the kernel limit.
 int default_order_count(const Description& d);

@@ -29,6 +29,25 @@ TEST(Sincos, one_reduction_is_within_two_ulp_of_libm) {
   EXPECT_LE(worst, 1.2e-7);
 }
 
+// Quarter turns (the PERK kernels' angles): against libm in double at the
+// same angle (t pi / 2 exactly), over the range PERK's angles take and out to
+// large |t|, where the reduction t - rint(t) stays exact.
+TEST(Sincos, quarter_turns_are_within_two_ulp_of_libm) {
+  double worst = 0.0;
+  for (int i = -400000; i <= 400000; ++i) {
+    for (float scale : {1.0f, 1024.0f}) {
+      const float t = float(i) * 3.1e-4f * scale;  // [-124, 124] and [-1.3e5, 1.3e5]
+      float s, c;
+      sincos_quarter_turns(t, s, c);
+      const double x = double(t) * (M_PI / 2);
+      const double err =
+          std::max(std::abs(double(s) - std::sin(x)), std::abs(double(c) - std::cos(x)));
+      worst = std::max({worst, err, std::abs(double(cos_quarter_turns(t)) - std::cos(x))});
+    }
+  }
+  EXPECT_LE(worst, 1.2e-7);
+}
+
 TEST(Sincos, turns_keep_the_fractional_phase) {
   for (double turns : {0.0, 0.25, 12.125, -7.75, 1000.5}) {
     double s, c;

@@ -3,7 +3,8 @@
 // the T2 values of the NIST/ISMRM system phantom's T2 array that fall in its
 // prior (Jiang et al. / Stupic et al., 3 T: 190.94, 133.27, 96.89, 64.07,
 // 46.42 ms) within 2 % from noiseless signals and within 5 % RMS at a noise of
-// 0.5 % of M0 per channel; bad specs are refused by name.
+// 0.5 % of M0 per channel, and M0 (the measured mean magnitude over the
+// model's signal level) within the same bounds; bad specs are refused by name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,13 +41,18 @@ PerkSpec t2_spec(double noise) {
   return spec;
 }
 
-// Estimates T2 [s] of voxels with the given T2 and B1, T1 = 1 s, M0 = 0.8
-// (M0 must not matter), with complex noise `noise` x M0 per channel.
-std::vector<double> estimate_t2(const PerkModel& model, const std::vector<double>& t2,
-                                const std::vector<double>& b1, double noise, unsigned seed) {
+constexpr double kM0 = 0.8;
+struct Estimates {
+  std::vector<double> t2, m0;
+};
+
+// Estimates T2 [s] and M0 of voxels with the given T2 and B1, T1 = 1 s,
+// M0 = 0.8, with complex noise `noise` x M0 per channel.
+Estimates estimate_t2(const PerkModel& model, const std::vector<double>& t2,
+                      const std::vector<double>& b1, double noise, unsigned seed) {
   tissue::Tissue t;
   t.voxels = std::int64_t(t2.size());
-  t.m0.uniform = 0.8f;
+  t.m0.uniform = float(kM0);
   t.t1_s.uniform = 1.0f;
   for (std::size_t i = 0; i < t2.size(); ++i) {
     t.t2_s.map.push_back(float(t2[i]));
@@ -55,7 +61,7 @@ std::vector<double> estimate_t2(const PerkModel& model, const std::vector<double
   const simulate::Simulator sim(mese16());
   std::vector<float> signals = sim.run(t);
   std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, float(noise * 0.8));
+  std::normal_distribution<float> normal(0.0f, float(noise * kM0));
   if (noise > 0) {
     for (float& s : signals) s += normal(rng);
   }
@@ -63,14 +69,21 @@ std::vector<double> estimate_t2(const PerkModel& model, const std::vector<double
       perk_inputs(signals.data(), t.voxels, sim.samples(), {t.b1.map.data()});
   using Mem = Kokkos::DefaultExecutionSpace::memory_space;
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> in("in", t.voxels, model.inputs());
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> out("out", t.voxels, 1);
+  const int l = int(model.outputs.size());
+  EXPECT_EQ(l, 2);  // T2, then the signal level
+  EXPECT_EQ(model.outputs.back(), tissue::Property::m0);
+  Kokkos::View<float**, Kokkos::LayoutRight, Mem> out("out", t.voxels, l);
   Kokkos::deep_copy(
       in, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
               q.data(), t.voxels, model.inputs()));
   perk::apply(Kokkos::DefaultExecutionSpace(), upload<Mem>(model), in, out, true);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
-  std::vector<double> est;
-  for (std::int64_t v = 0; v < t.voxels; ++v) est.push_back(host(v, 0));
+  Estimates est;
+  for (std::int64_t v = 0; v < t.voxels; ++v) {
+    est.t2.push_back(host(v, 0));
+    est.m0.push_back(m0_from_level(signals.data() + std::size_t(v) * sim.samples() * 2,
+                                   sim.samples(), host(v, l - 1)));
+  }
   return est;
 }
 
@@ -86,7 +99,8 @@ TEST(Perk, NoiselessNistT2WithinTwoPercent) {
   }
   const auto est = estimate_t2(model, t2, b1, 0.0, 1);
   for (std::size_t i = 0; i < t2.size(); ++i) {
-    EXPECT_NEAR(est[i] / t2[i], 1.0, 0.02) << "T2 " << t2[i] * 1e3 << " ms, B1 " << b1[i];
+    EXPECT_NEAR(est.t2[i] / t2[i], 1.0, 0.02) << "T2 " << t2[i] * 1e3 << " ms, B1 " << b1[i];
+    EXPECT_NEAR(est.m0[i] / kM0, 1.0, 0.02) << "T2 " << t2[i] * 1e3 << " ms, B1 " << b1[i];
   }
 }
 
@@ -97,9 +111,11 @@ TEST(Perk, NoisyNistT2WithinFivePercentRms) {
     std::vector<double> t2(200, v * 1e-3), b1(200);
     for (std::size_t i = 0; i < b1.size(); ++i) b1[i] = 0.85 + 0.3 * double(i % 7) / 6.0;
     const auto est = estimate_t2(model, t2, b1, noise, unsigned(v));
-    double sq = 0.0;
-    for (double e : est) sq += (e / t2[0] - 1.0) * (e / t2[0] - 1.0);
-    EXPECT_LT(std::sqrt(sq / double(est.size())), 0.05) << "T2 " << v << " ms";
+    double sq = 0.0, sq_m0 = 0.0;
+    for (double e : est.t2) sq += (e / t2[0] - 1.0) * (e / t2[0] - 1.0);
+    for (double e : est.m0) sq_m0 += (e / kM0 - 1.0) * (e / kM0 - 1.0);
+    EXPECT_LT(std::sqrt(sq / double(t2.size())), 0.05) << "T2 " << v << " ms";
+    EXPECT_LT(std::sqrt(sq_m0 / double(t2.size())), 0.05) << "M0 at T2 " << v << " ms";
   }
 }
 

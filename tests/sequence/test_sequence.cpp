@@ -10,6 +10,7 @@
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
 #include "sequence/packing.hpp"
+#include "simulate/simulator.hpp"
 
 namespace larmor::sequence {
 namespace {
@@ -190,6 +191,42 @@ TEST(Packing, refuses_bad_events_naming_them) {
   d.events.back().phase_rad = 0.0;
   d.events.back().action = 1u << 7;
   EXPECT_THROW(pack(d), std::invalid_argument);
+}
+
+// keep_last_samples turns the earlier ADCs into waits: the physics is the
+// same, so the kept samples equal the full run's last ones bit for bit, and
+// their times are the full run's last times.
+TEST(Sequence, KeepLastSamplesRecordsTheSameSignal) {
+  SpgrParams p;
+  p.repetitions = 60;
+  const Description full = build_spgr(p);
+  Description last = full;
+  keep_last_samples(last, 4);
+  EXPECT_EQ(last.sample_count(), 4);
+  EXPECT_EQ(last.events.size(), full.events.size());
+  EXPECT_DOUBLE_EQ(last.total_duration_s(), full.total_duration_s());
+  tissue::Tissue t;
+  t.voxels = 3;
+  t.t1_s.map = {0.3f, 1.0f, 2.5f};
+  t.t2_s.map = {0.03f, 0.08f, 0.2f};
+  t.b1.map = {0.8f, 1.0f, 1.2f};
+  const simulate::Simulator all(full), kept(last);
+  const std::vector<float> a = all.run(t), b = kept.run(t);
+  ASSERT_EQ(a.size(), 3u * 60 * 2);
+  ASSERT_EQ(b.size(), 3u * 4 * 2);
+  for (int v = 0; v < 3; ++v) {
+    for (int s = 0; s < 4; ++s) {
+      for (int part = 0; part < 2; ++part) {
+        EXPECT_EQ(b[(v * 4 + s) * 2 + part], a[(v * 60 + 56 + s) * 2 + part]) << v << " " << s;
+      }
+    }
+  }
+  const auto& times_all = all.packed().sample_times_s;
+  const auto& times_kept = kept.packed().sample_times_s;
+  for (int s = 0; s < 4; ++s) EXPECT_DOUBLE_EQ(times_kept[s], times_all[56 + s]);
+  Description unchanged = full;
+  keep_last_samples(unchanged, 0);
+  EXPECT_EQ(unchanged.sample_count(), 60);
 }
 
 }  // namespace

@@ -146,6 +146,12 @@ std::vector<float> perk_inputs(const float* signals, std::int64_t voxels, int sa
   return out;
 }
 
+float m0_from_level(const float* signals, int samples, float level) {
+  double total = 0.0;
+  for (int d = 0; d < samples; ++d) total += std::hypot(signals[2 * d], signals[2 * d + 1]);
+  return level > 0.0f ? float(total / samples / level) : 0.0f;
+}
+
 void save_perk_model(const PerkModel& m, const std::string& path) {
   check_sizes(m, path);
   formats::H5Writer out(path, parallel::Communicator(MPI_COMM_SELF));

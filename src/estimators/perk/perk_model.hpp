@@ -15,7 +15,8 @@ namespace larmor::estimators {
 struct PerkModel {
   int signals = 0;                        // D: signal magnitudes per voxel
   std::vector<tissue::Property> known;    // N known inputs after the signals
-  std::vector<tissue::Property> outputs;  // L estimated properties (SI units)
+  std::vector<tissue::Property> outputs;  // L estimated properties (SI units); m0, when
+                                          // present, is the signal level at M0 = 1
   int features = 0;                       // H
   std::vector<float> frequencies;         // [H][Q], radians per input unit
   std::vector<float> phases;              // [H], radians
@@ -39,6 +40,10 @@ struct PerkModel {
 // known property per voxel. Returns [voxel][Q].
 std::vector<float> perk_inputs(const float* signals, std::int64_t voxels, int samples,
                                const std::vector<const float*>& known);
+
+// M0 of one voxel from its measured signals and the model's m0 output (the
+// signal level at M0 = 1): the measured mean magnitude over that level.
+float m0_from_level(const float* signals, int samples, float level);
 
 // HDF5 (a group of datasets and attributes; rank 0 writes, atomically).
 void save_perk_model(const PerkModel& model, const std::string& path);

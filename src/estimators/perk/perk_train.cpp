@@ -29,7 +29,9 @@ double since(Clock::time_point t) {
 void validate(const PerkSpec& spec) {
   auto fail = [](const std::string& why) { throw std::invalid_argument("PERK training: " + why); };
   if (spec.latent.empty()) fail("no latent (estimated) properties");
-  if (int(spec.latent.size()) > perk::max_outputs) fail("more outputs than the kernels hold");
+  if (int(spec.latent.size()) + (spec.m0 ? 1 : 0) > perk::max_outputs) {
+    fail("more outputs than the kernels hold");
+  }
   for (const auto& group : {spec.latent, spec.known, spec.nuisance}) {
     for (const Prior& p : group) {
       const std::string name = tissue::deck_name(p.property);
@@ -169,18 +171,20 @@ Covariances covariances(const Kokkos::View<const float**, Kokkos::LayoutRight, M
 }  // namespace
 
 PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
-                     TrainingReport* report_out) {
+                     TrainingReport* report_out, const parallel::Communicator* comm) {
+  const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
   validate(spec);
   const auto start = Clock::now();
   TrainingReport report;
   std::mt19937_64 rng(spec.seed);
-  const int k_all = spec.samples, l = int(spec.latent.size()), n = int(spec.known.size());
+  const int k_all = spec.samples, n = int(spec.known.size());
+  const int latent = int(spec.latent.size()), l = latent + (spec.m0 ? 1 : 0);
 
   // Training tissue: latent from the priors, known from the maps' density.
   tissue::Tissue t;
   t.voxels = k_all;
   std::vector<double> x(std::size_t(k_all) * l);
-  for (int o = 0; o < l; ++o) {
+  for (int o = 0; o < latent; ++o) {
     auto& map = t[spec.latent[o].property].map;
     map.resize(std::size_t(k_all));
     for (int k = 0; k < k_all; ++k) {
@@ -210,7 +214,34 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   const int d = sim.samples();
   if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");
   auto t0 = Clock::now();
-  std::vector<float> signals = sim.run(t);
+  std::vector<float> signals;
+  if (ranks == 1) {
+    signals = sim.run(t);
+  } else {  // each rank a slice, gathered on rank 0 and broadcast
+    const std::int64_t per = (k_all + ranks - 1) / ranks;
+    const std::int64_t begin = std::min<std::int64_t>(k_all, per * rank);
+    const std::int64_t end = std::min<std::int64_t>(k_all, begin + per);
+    const std::vector<float> mine = sim.run(t.slice(begin, end));
+    const auto gathered =
+        comm->gather_rows(mine.data(), end - begin, std::size_t(d) * 2 * sizeof(float));
+    std::string bytes(gathered.bytes.begin(), gathered.bytes.end());
+    comm->broadcast(bytes);
+    signals.resize(std::size_t(k_all) * d * 2);
+    if (bytes.size() != signals.size() * sizeof(float)) {
+      throw std::runtime_error("PERK training: the gathered training signals are incomplete");
+    }
+    std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(signals.data()));
+  }
+  if (spec.m0) {  // the level target: the noiseless mean magnitude (M0 = 1)
+    for (int k = 0; k < k_all; ++k) {
+      double total = 0.0;
+      for (int j = 0; j < d; ++j) {
+        const std::size_t i = (std::size_t(k) * d + j) * 2;
+        total += std::hypot(signals[i], signals[i + 1]);
+      }
+      x[std::size_t(k) * l + latent] = total / d;
+    }
+  }
   std::normal_distribution<float> noise(0.0f, float(spec.noise_sigma));
   if (spec.noise_sigma > 0.0) {
     for (float& s : signals) s += noise(rng);
@@ -255,16 +286,31 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::perk_holdout", k_hold, l);
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (double lambda : lambdas) {
+  // Grid point g = (lambda index) x |rhos| + (rho index) belongs to rank
+  // g mod ranks; every rank draws every lambda's features (the same random
+  // stream as one rank) and computes the covariances of the lambdas it needs.
+  const int points = int(lambdas.size() * rhos.size());
+  std::vector<double> costs(std::size_t(points), 0.0);
+  int best_point = -1;
+  for (std::size_t li = 0; li < lambdas.size(); ++li) {
+    const double lambda = lambdas[li];
     std::vector<double> f(static_cast<std::size_t>(h) * q), phi(static_cast<std::size_t>(h));
     for (int j = 0; j < h; ++j) {
       for (int i = 0; i < q; ++i) f[std::size_t(j) * q + i] = normal(rng) / (lambda * length[i]);
       phi[j] = 2.0 * kx::pi * unit(rng);
     }
+    bool needed = false;
+    for (std::size_t ri = 0; ri < rhos.size(); ++ri) {
+      needed |= int(li * rhos.size() + ri) % ranks == rank;
+    }
+    if (!needed) continue;
     t0 = Clock::now();
     const Covariances c = covariances(train_in, x, l, f, phi);
     report.features_s += since(t0);
-    for (double rho : rhos) {
+    for (std::size_t ri = 0; ri < rhos.size(); ++ri) {
+      const int point = int(li * rhos.size() + ri);
+      if (point % ranks != rank) continue;
+      const double rho = rhos[ri];
       t0 = Clock::now();
       std::vector<double> a = c.zz;
       for (int j = 0; j < h; ++j) a[std::size_t(j) * h + j] += rho;
@@ -274,13 +320,14 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
       const bool solved = cholesky_solve(std::move(a), h, wt, l);
       report.solve_s += since(t0);
       if (!solved) {
-        report.grid.push_back({lambda, rho, std::numeric_limits<double>::infinity()});
+        costs[std::size_t(point)] = std::numeric_limits<double>::infinity();
         continue;
       }
       PerkModel m;
       m.signals = d;
       for (const Prior& p : spec.known) m.known.push_back(p.property);
       for (const Prior& p : spec.latent) m.outputs.push_back(p.property);
+      if (spec.m0) m.outputs.push_back(tissue::Property::m0);
       m.features = h;
       m.frequencies.assign(f.begin(), f.end());
       m.phases.assign(phi.begin(), phi.end());
@@ -309,8 +356,9 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
       }
       cost = std::sqrt(cost / (double(k_hold) * l));
       if (!std::isfinite(cost)) cost = std::numeric_limits<double>::infinity();
-      report.grid.push_back({lambda, rho, cost});
+      costs[std::size_t(point)] = cost;
       if (cost < best.holdout_cost) {
+        best_point = point;
         m.lambda = lambda;
         m.rho = rho;
         m.noise_sigma = spec.noise_sigma;
@@ -320,8 +368,27 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
       }
     }
   }
-  if (!std::isfinite(best.holdout_cost)) {
+  // Every point's cost everywhere (each was computed by one rank), the best
+  // (the first of equal costs, as one rank would pick) from its owner.
+  if (ranks > 1) comm->all_reduce_sum(costs);
+  int winner = -1;
+  for (int g = 0; g < points; ++g) {
+    report.grid.push_back({lambdas[std::size_t(g) / rhos.size()],
+                           rhos[std::size_t(g) % rhos.size()], costs[std::size_t(g)]});
+    if (std::isfinite(costs[std::size_t(g)]) &&
+        (winner < 0 || costs[std::size_t(g)] < costs[std::size_t(winner)])) {
+      winner = g;
+    }
+  }
+  if (winner < 0) {
     throw std::runtime_error("PERK training: no (lambda, rho) of the grid gave a usable model");
+  }
+  if (ranks > 1) {
+    std::string image = winner % ranks == rank ? best.to_bytes() : std::string();
+    comm->broadcast(image, winner % ranks);
+    best = PerkModel::from_bytes(image);
+  } else if (best_point != winner) {
+    throw std::logic_error("PERK training: the best grid point was not kept");
   }
   report.total_s = since(start);
   if (report_out != nullptr) *report_out = report;

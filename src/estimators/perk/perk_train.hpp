@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "estimators/perk/perk_model.hpp"
+#include "parallel/communicator.hpp"
 #include "sequence/description.hpp"
 
 namespace larmor::estimators {
@@ -38,6 +39,10 @@ struct PerkSpec {
   std::vector<double> rhos;     // regularisations; empty: 2^{-40, -34, -28, -22, -16}
   std::uint64_t seed = 1;
   int orders = 0;  // EPG orders (0: the default rule)
+  // Also regress the signal level (the mean magnitude at M0 = 1) on the
+  // normalised inputs, as a last output named m0: M0 is then the measured
+  // mean magnitude over it (m0_from_level), the nuisance marginalised.
+  bool m0 = true;
 };
 
 struct TrainingReport {
@@ -51,7 +56,16 @@ struct TrainingReport {
 // Throws std::invalid_argument naming the setting for a bad spec (an empty
 // or non-positive prior range, M0 as a latent property, sizes past the
 // kernels' limits) and std::runtime_error without LAPACK.
+//
+// With a communicator (collective: every rank calls it with the same spec)
+// the work is shared: each rank simulates a slice of the training samples
+// (the slices are gathered everywhere) and takes a share of the (lambda, rho)
+// grid; the rank holding the best point broadcasts its model. Every grid
+// point is computed exactly as one rank would compute it, so the model is the
+// same bit for bit for any rank count. Every rank returns the model; the
+// report's times are rank 0's.
 PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
-                     TrainingReport* report = nullptr);
+                     TrainingReport* report = nullptr,
+                     const parallel::Communicator* comm = nullptr);
 
 }  // namespace larmor::estimators
