@@ -21,6 +21,7 @@
 #include "formats/nifti_file.hpp"
 #include "parallel/partition.hpp"
 #include "phantom/brain_phantom.hpp"
+#include "simulate/noise.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::drivers {
@@ -51,7 +52,7 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
   const parallel::Range mine = parallel::partition_evenly(n, comm.size(), comm.rank());
   const tissue::Tissue local = phantom::tissue_of(volume, mine.begin, mine.end);
   std::vector<float> signals = sim.run(local);
-  phantom::add_noise(signals, sim.samples(), mine.begin, args.noise, args.seed);
+  simulate::add_complex_noise(signals, sim.samples(), mine.begin, args.noise, args.seed);
 
   // The truth maps of the whole volume (every rank holds them; rank 0 writes).
   const std::size_t total = volume.mask.size();

@@ -16,15 +16,6 @@ struct ClassValues {
 constexpr ClassValues kValues[4] = {
     {0, 0, 0}, {4000.0, 1500.0, 1.0}, {1350.0, 95.0, 0.80}, {850.0, 75.0, 0.69}};
 
-std::uint64_t splitmix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-double unit_of(std::uint64_t bits) { return (double(bits >> 11) + 0.5) * 0x1.0p-53; }
-
 // Position in [-1, 1]^3 of a voxel, and its radius in the ellipsoid.
 void position(const Volume& v, std::int64_t index, double p[3]) {
   const auto nx = std::int64_t(v.shape[2]), ny = std::int64_t(v.shape[1]);
@@ -103,25 +94,6 @@ tissue::Tissue tissue_of(const Volume& v, std::int64_t begin, std::int64_t end) 
     t.b1.map[i] = float(1.12 - 0.22 * (p[1] * p[1] + p[2] * p[2]) / 2.0 + 0.06 * p[2]);
   }
   return t;
-}
-
-void add_noise(std::vector<float>& signals, int samples, std::int64_t begin, double sigma,
-               std::uint64_t seed) {
-  if (!(sigma > 0.0)) return;
-  const std::size_t voxels = signals.size() / (2 * std::size_t(samples));
-  for (std::size_t v = 0; v < voxels; ++v) {
-    const std::uint64_t key = splitmix(seed ^ splitmix(std::uint64_t(begin) + v));
-    for (int s = 0; s < samples; ++s) {
-      // Box-Muller: one pair of normals per sample (re, im).
-      const std::uint64_t a = splitmix(key + 2 * std::uint64_t(s));
-      const std::uint64_t b = splitmix(key + 2 * std::uint64_t(s) + 1);
-      const double radius = sigma * std::sqrt(-2.0 * std::log(unit_of(a)));
-      const double angle = 6.283185307179586 * unit_of(b);
-      float* z = signals.data() + (v * std::size_t(samples) + std::size_t(s)) * 2;
-      z[0] += float(radius * std::cos(angle));
-      z[1] += float(radius * std::sin(angle));
-    }
-  }
 }
 
 }  // namespace larmor::phantom

@@ -32,10 +32,4 @@ Volume make_volume(std::int64_t brain_voxels);
 // The tissue of masked voxels [begin, end) (SI units), in `brain` order.
 tissue::Tissue tissue_of(const Volume& v, std::int64_t begin, std::int64_t end);
 
-// Adds complex Gaussian noise of `sigma` per channel to signals
-// [voxel][samples][2] of masked voxels [begin, end), from a counter-based
-// generator keyed by (seed, voxel, sample, channel).
-void add_noise(std::vector<float>& signals, int samples, std::int64_t begin, double sigma,
-               std::uint64_t seed);
-
 }  // namespace larmor::phantom

@@ -14,6 +14,7 @@
 
 #include "estimators/one_blas_thread.hpp"
 #include "estimators/perk/perk_device.hpp"
+#include "simulate/noise.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::estimators {
@@ -213,49 +214,58 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   const simulate::Simulator sim(sequence, options);
   const int d = sim.samples();
   if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");
-  auto t0 = Clock::now();
-  std::vector<float> signals;
-  if (ranks == 1) {
-    signals = sim.run(t);
-  } else {  // each rank a slice, gathered on rank 0 and broadcast
-    const std::int64_t per = (k_all + ranks - 1) / ranks;
-    const std::int64_t begin = std::min<std::int64_t>(k_all, per * rank);
-    const std::int64_t end = std::min<std::int64_t>(k_all, begin + per);
-    const std::vector<float> mine = sim.run(t.slice(begin, end));
-    const auto gathered =
-        comm->gather_rows(mine.data(), end - begin, std::size_t(d) * 2 * sizeof(float));
-    std::string bytes(gathered.bytes.begin(), gathered.bytes.end());
-    comm->broadcast(bytes);
-    signals.resize(std::size_t(k_all) * d * 2);
-    if (bytes.size() != signals.size() * sizeof(float)) {
-      throw std::runtime_error("PERK training: the gathered training signals are incomplete");
-    }
-    std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(signals.data()));
-  }
-  if (spec.m0) {  // the level target: the noiseless mean magnitude (M0 = 1)
-    for (int k = 0; k < k_all; ++k) {
-      double total = 0.0;
-      for (int j = 0; j < d; ++j) {
-        const std::size_t i = (std::size_t(k) * d + j) * 2;
-        total += std::hypot(signals[i], signals[i + 1]);
-      }
-      x[std::size_t(k) * l + latent] = total / d;
-    }
-  }
-  std::normal_distribution<float> noise(0.0f, float(spec.noise_sigma));
-  if (spec.noise_sigma > 0.0) {
-    for (float& s : signals) s += noise(rng);
-  }
-  std::vector<const float*> known;
-  for (int i = 0; i < n; ++i) known.push_back(t[spec.known[i].property].map.data());
-  const std::vector<float> q_all = perk_inputs(signals.data(), k_all, d, known);
-  report.simulate_s = since(t0);
   const int q = d + n;
   if (q > perk::max_inputs) {
     throw std::invalid_argument("PERK training: " + std::to_string(q) +
                                 " inputs exceed the kernels' limit of " +
                                 std::to_string(perk::max_inputs));
   }
+  // Each rank a slice of the samples (one rank: all): signals, the level
+  // target (the noiseless mean magnitude at M0 = 1), noise from a generator
+  // keyed by sample (the same values for any split), then the inputs; rows of
+  // [inputs, level] gathered and broadcast.
+  auto t0 = Clock::now();
+  const std::int64_t per = (k_all + ranks - 1) / ranks;
+  const std::int64_t begin = std::min<std::int64_t>(k_all, per * rank);
+  const std::int64_t end = std::min<std::int64_t>(k_all, begin + per);
+  const int row = q + 1;
+  std::vector<float> rows(std::size_t(end - begin) * row);
+  {
+    std::vector<float> signals = sim.run(t.slice(begin, end));
+    std::vector<const float*> known;
+    for (int i = 0; i < n; ++i) known.push_back(t[spec.known[i].property].map.data() + begin);
+    std::vector<float> level(std::size_t(end - begin));
+    for (std::int64_t k = 0; k < end - begin; ++k) {
+      double total = 0.0;
+      for (int j = 0; j < d; ++j) {
+        const std::size_t i = (std::size_t(k) * d + j) * 2;
+        total += std::hypot(signals[i], signals[i + 1]);
+      }
+      level[std::size_t(k)] = float(total / d);
+    }
+    simulate::add_complex_noise(signals, d, begin, spec.noise_sigma, spec.seed ^ 0x5045524b4e4full);
+    const std::vector<float> inputs = perk_inputs(signals.data(), end - begin, d, known);
+    for (std::int64_t k = 0; k < end - begin; ++k) {
+      std::copy_n(inputs.data() + std::size_t(k) * q, q, rows.data() + std::size_t(k) * row);
+      rows[std::size_t(k) * row + q] = level[std::size_t(k)];
+    }
+  }
+  if (ranks > 1) {
+    const auto gathered = comm->gather_rows(rows.data(), end - begin, row * sizeof(float));
+    std::string bytes(gathered.bytes.begin(), gathered.bytes.end());
+    comm->broadcast(bytes);
+    rows.resize(std::size_t(k_all) * row);
+    if (bytes.size() != rows.size() * sizeof(float)) {
+      throw std::runtime_error("PERK training: the gathered training inputs are incomplete");
+    }
+    std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(rows.data()));
+  }
+  std::vector<float> q_all(std::size_t(k_all) * q);
+  for (int k = 0; k < k_all; ++k) {
+    std::copy_n(rows.data() + std::size_t(k) * row, q, q_all.data() + std::size_t(k) * q);
+    if (spec.m0) x[std::size_t(k) * l + latent] = rows[std::size_t(k) * row + q];
+  }
+  report.simulate_s = since(t0);
 
   // Split: the draws are independent, so the last samples are the holdout.
   const int k_hold = std::max(1, int(spec.holdout_fraction * k_all));
@@ -287,9 +297,12 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   std::normal_distribution<double> normal(0.0, 1.0);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   // Grid point g = (lambda index) x |rhos| + (rho index) belongs to rank
-  // g mod ranks; every rank draws every lambda's features (the same random
-  // stream as one rank) and computes the covariances of the lambdas it needs.
+  // floor(g x ranks / points) (contiguous blocks: a rank needs the
+  // covariances of few lambdas); every rank draws every lambda's features
+  // (the same random stream as one rank) and computes the covariances of the
+  // lambdas it needs.
   const int points = int(lambdas.size() * rhos.size());
+  auto owner = [&](int g) { return int(std::int64_t(g) * ranks / points); };
   std::vector<double> costs(std::size_t(points), 0.0);
   int best_point = -1;
   for (std::size_t li = 0; li < lambdas.size(); ++li) {
@@ -301,7 +314,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     }
     bool needed = false;
     for (std::size_t ri = 0; ri < rhos.size(); ++ri) {
-      needed |= int(li * rhos.size() + ri) % ranks == rank;
+      needed |= owner(int(li * rhos.size() + ri)) == rank;
     }
     if (!needed) continue;
     t0 = Clock::now();
@@ -309,7 +322,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     report.features_s += since(t0);
     for (std::size_t ri = 0; ri < rhos.size(); ++ri) {
       const int point = int(li * rhos.size() + ri);
-      if (point % ranks != rank) continue;
+      if (owner(point) != rank) continue;
       const double rho = rhos[ri];
       t0 = Clock::now();
       std::vector<double> a = c.zz;
@@ -384,8 +397,8 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     throw std::runtime_error("PERK training: no (lambda, rho) of the grid gave a usable model");
   }
   if (ranks > 1) {
-    std::string image = winner % ranks == rank ? best.to_bytes() : std::string();
-    comm->broadcast(image, winner % ranks);
+    std::string image = owner(winner) == rank ? best.to_bytes() : std::string();
+    comm->broadcast(image, owner(winner));
     best = PerkModel::from_bytes(image);
   } else if (best_point != winner) {
     throw std::logic_error("PERK training: the best grid point was not kept");
