@@ -88,8 +88,14 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
   t.voxel_blocks = (voxels + t.voxels_per_block - 1) / t.voxels_per_block;
   t.feature_blocks = (features + t.features_per_block - 1) / t.features_per_block;
   if (!deterministic) {
-    // Enough teams to fill the device: twice its concurrency in threads.
-    const long long wanted = 2ll * ExecSpace().concurrency() / t.team_threads;
+    // Split only a launch too small to fill the device: on a GPU about four
+    // teams per multiprocessor (concurrency is 2048 threads per
+    // multiprocessor; these register-bound teams keep about that many
+    // resident), on the host two teams per thread. Splitting further only
+    // repeats the input staging and adds atomics (ncu: a 200,000-voxel launch
+    // split 4 ways took 0.285 ms, unsplit 0.191 ms).
+    const long long concurrency = ExecSpace().concurrency();
+    const long long wanted = device ? concurrency / 512 : 2ll * concurrency / t.team_threads;
     if (t.voxel_blocks < wanted) {
       const long long s = (wanted + t.voxel_blocks - 1) / t.voxel_blocks;
       t.splits = int(s < t.feature_blocks ? s : t.feature_blocks);
@@ -106,6 +112,14 @@ struct alignas(16) Quad {
   float v[4];
 };
 
+#if defined(__CUDA_ARCH__)
+// Team scratch reached through a generic pointer compiles to generic loads,
+// which wait on the L1TEX pipeline (ncu, apply kernel: 42 % of its stall
+// cycles). Indexing the dynamic shared memory itself gives shared loads; the
+// records' offset in it is taken once per team (level-0 scratch only).
+extern __shared__ Quad larmor_perk_shared_quads[];
+#endif
+
 // What both kernels share: the staged blocks of a team.
 // QMax > 0: the inputs padded to QMax, a thread's voxels' inputs held in
 // registers over the whole feature loop (the scratch reads left are the
@@ -121,9 +135,10 @@ struct Staging {
   int voxels = 0;
 
   struct Blocks {
-    float* records;  // [HB][record], 16-byte aligned
-    float* in;       // [Qp][VB]
-    float* grad;     // [Qp][VB] (the adjoint's scratch gradients)
+    float* records;               // [HB][record], 16-byte aligned
+    float* in;                    // [Qp][VB]
+    float* grad;                  // [Qp][VB] (the adjoint's scratch gradients)
+    int shared_quad_offset = -1;  // the records in larmor_perk_shared_quads (CUDA, level 0)
   };
   KOKKOS_INLINE_FUNCTION Blocks carve(const Member& m) const {
     const auto& t = tiling;
@@ -135,7 +150,23 @@ struct Staging {
     b.records = base;
     b.in = b.records + std::size_t(t.features_per_block) * t.record_floats;
     b.grad = b.in + std::size_t(t.voxels_per_block) * t.inputs_padded;
+#if defined(__CUDA_ARCH__)
+    if (t.scratch_level == 0) {
+      b.shared_quad_offset = int((reinterpret_cast<const char*>(b.records) -
+                                  reinterpret_cast<const char*>(larmor_perk_shared_quads)) /
+                                 16);
+    }
+#endif
     return b;
+  }
+
+  // Quad c of staged record h.
+  KOKKOS_FORCEINLINE_FUNCTION Quad record_quad(const Blocks& b, int h, int c) const {
+    const int index = h * (tiling.record_floats / 4) + c;
+#if defined(__CUDA_ARCH__)
+    if (b.shared_quad_offset >= 0) return larmor_perk_shared_quads[b.shared_quad_offset + index];
+#endif
+    return reinterpret_cast<const Quad*>(b.records)[index];
   }
 
   // Inputs input-major, in[q][v]: a thread's voxels are VB apart from
@@ -181,29 +212,29 @@ struct Staging {
     }
   }
 
-  // A record's tail (weights, then the phase) into registers.
-  KOKKOS_FORCEINLINE_FUNCTION void read_tail(const float* record, float (&t)[tail]) const {
-    const Quad* quads = reinterpret_cast<const Quad*>(record + tiling.inputs_padded);
+  // Record h's tail (weights, then the phase) into registers.
+  KOKKOS_FORCEINLINE_FUNCTION void read_tail(const Blocks& b, int h, float (&t)[tail]) const {
+    const int first = tiling.inputs_padded / 4;
     for (int c = 0; c < tail / 4; ++c) {
-      const Quad qd = quads[c];
+      const Quad qd = record_quad(b, h, first + c);
       for (int j = 0; j < 4; ++j) t[4 * c + j] = qd.v[j];
     }
   }
 
-  // Angles (quarter turns) of this thread's voxels at one staged record.
-  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, const float* record, float phase,
-                                          const float* in, const Registers& r,
-                                          float (&angle)[VPT]) const {
+  // Angles (quarter turns) of this thread's voxels at staged record h.
+  KOKKOS_FORCEINLINE_FUNCTION void angles(int thread, const Blocks& b, int h, float phase,
+                                          const Registers& r, float (&angle)[VPT]) const {
     for (int k = 0; k < VPT; ++k) angle[k] = phase;
     if constexpr (QMax > 0) {
-      const Quad* quads = reinterpret_cast<const Quad*>(record);
       for (int c = 0; c < QMax / 4; ++c) {
-        const Quad f = quads[c];
+        const Quad f = record_quad(b, h, c);
         for (int j = 0; j < 4; ++j)
           for (int k = 0; k < VPT; ++k) angle[k] += f.v[j] * r.x[k][4 * c + j];
       }
       return;
     }
+    const float* record = b.records + std::size_t(h) * tiling.record_floats;
+    const float* in = b.in;
     const int qp = tiling.inputs_padded, vb = tiling.voxels_per_block, tt = tiling.team_threads;
     for (int q = 0; q < qp; ++q) {
       const float fq = record[q];
@@ -245,11 +276,10 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax, QMax> {
       this->stage_features(m, b, blocks.records);
       m.team_barrier();
       for (int h = 0; h < t.features_per_block; ++h) {
-        const float* record = blocks.records + h * t.record_floats;
         float tail[Base::tail];
-        this->read_tail(record, tail);
+        this->read_tail(blocks, h, tail);
         float angle[VPT];
-        this->angles(thread, record, tail[LMax], blocks.in, regs, angle);
+        this->angles(thread, blocks, h, tail[LMax], regs, angle);
         for (int k = 0; k < VPT; ++k) {
           const float cs = cos_quarter_turns(angle[k]);
           for (int l = 0; l < LMax; ++l) acc[k][l] += tail[l] * cs;
@@ -319,11 +349,10 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
       this->stage_features(m, b, blocks.records);
       m.team_barrier();
       for (int h = 0; h < t.features_per_block; ++h) {
-        const float* record = blocks.records + h * t.record_floats;
         float tail[Base::tail];
-        this->read_tail(record, tail);
+        this->read_tail(blocks, h, tail);
         float angle[VPT], scale[VPT];
-        this->angles(thread, record, tail[LMax], blocks.in, regs, angle);
+        this->angles(thread, blocks, h, tail[LMax], regs, angle);
         for (int k = 0; k < VPT; ++k) {
           float sn, cs;
           sincos_quarter_turns(angle[k], sn, cs);
@@ -333,13 +362,13 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
           scale[k] = -sn * gw * radians_per_quarter_turn;
         }
         if constexpr (QMax > 0) {
-          const Quad* quads = reinterpret_cast<const Quad*>(record);
           for (int c = 0; c < QMax / 4; ++c) {
-            const Quad f = quads[c];
+            const Quad f = this->record_quad(blocks, h, c);
             for (int j = 0; j < 4; ++j)
               for (int k = 0; k < VPT; ++k) gx.g[k][4 * c + j] += scale[k] * f.v[j];
           }
         } else {
+          const float* record = blocks.records + std::size_t(h) * t.record_floats;
           for (int q = 0; q < qp; ++q) {
             const float fq = record[q];
             float* row = blocks.grad + q * vb + thread;
