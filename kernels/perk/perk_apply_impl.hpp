@@ -39,11 +39,15 @@ struct Tiling {
   int scratch_level = 0;  // 1: the blocks did not fit the fast scratch
 };
 
-// Records, inputs and (for the adjoint without register gradients) the
-// gradient rows, plus four floats to align the records to 16 bytes.
+// Records, then (the scratch path: any input count) the inputs and, for the
+// adjoint, the gradient rows, plus four floats to align the records to 16
+// bytes. The register path reads each voxel's inputs from global memory
+// straight into registers: staging them would only cost scratch (and so
+// resident teams) for one read.
 template <int LMax>
-std::size_t scratch_floats(int vb, int hb, int qp, bool scratch_gradients) {
-  return std::size_t(hb) * (qp + tail_floats<LMax>)+std::size_t(vb) * qp +
+std::size_t scratch_floats(int vb, int hb, int qp, bool staged_inputs, bool scratch_gradients) {
+  const std::size_t records = std::size_t(hb) * (qp + tail_floats<LMax>);
+  return records + (staged_inputs ? std::size_t(vb) * qp : 0) +
          (scratch_gradients ? std::size_t(vb) * qp : 0) + 4;
 }
 
@@ -58,16 +62,31 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
   const bool scratch_gradients = adjoint && QMax == 0;
   const int threads[] = {128, 64, 32};
   const int blocks[] = {64, 32, 16, 8};
+  // On a GPU about four teams per multiprocessor fill it (concurrency is 2048
+  // threads per multiprocessor; these register-bound teams keep about that
+  // many resident); on the host two teams per thread.
+  const long long concurrency = ExecSpace().concurrency();
+  auto wanted_teams = [&](int team) {
+    return device ? concurrency / 512 : 2ll * concurrency / team;
+  };
+  auto bytes_for = [&](int team, int hb) {
+    return 4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, QMax == 0, scratch_gradients);
+  };
   bool fits = false;
   // The fast (level 0) scratch first, then level 1 (device memory per team)
-  // for input counts whose blocks do not fit it.
+  // for input counts whose blocks do not fit it. On a GPU the largest team
+  // whose voxel blocks still fill the device (else the smallest that fits).
   for (int level = 0; level < 2 && !fits; ++level) {
     const std::size_t scratch_max = Policy::scratch_size_max(level);
     for (int ti = device ? 0 : 2; ti < 3 && !fits; ++ti) {
+      const int team = device ? threads[ti] : 1;
+      const long long team_blocks = (voxels + team * VPT - 1) / (team * VPT);
+      if (device && ti < 2 && team_blocks < wanted_teams(team) &&
+          bytes_for(threads[2], blocks[3]) <= scratch_max) {
+        continue;  // too few blocks at this size, and a smaller team fits
+      }
       for (int hb : blocks) {
-        const int team = device ? threads[ti] : 1;
-        const std::size_t bytes =
-            4 * scratch_floats<LMax>(team * VPT, hb, t.inputs_padded, scratch_gradients);
+        const std::size_t bytes = bytes_for(team, hb);
         if (bytes <= scratch_max) {
           t.team_threads = team;
           t.features_per_block = hb;
@@ -88,14 +107,10 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
   t.voxel_blocks = (voxels + t.voxels_per_block - 1) / t.voxels_per_block;
   t.feature_blocks = (features + t.features_per_block - 1) / t.features_per_block;
   if (!deterministic) {
-    // Split only a launch too small to fill the device: on a GPU about four
-    // teams per multiprocessor (concurrency is 2048 threads per
-    // multiprocessor; these register-bound teams keep about that many
-    // resident), on the host two teams per thread. Splitting further only
-    // repeats the input staging and adds atomics (ncu: a 200,000-voxel launch
-    // split 4 ways took 0.285 ms, unsplit 0.191 ms).
-    const long long concurrency = ExecSpace().concurrency();
-    const long long wanted = device ? concurrency / 512 : 2ll * concurrency / t.team_threads;
+    // Split only a launch too small to fill the device. Splitting further
+    // only repeats the input reads and adds atomics (ncu: a 200,000-voxel
+    // launch split 4 ways took 0.285 ms, unsplit 0.191 ms).
+    const long long wanted = wanted_teams(t.team_threads);
     if (t.voxel_blocks < wanted) {
       const long long s = (wanted + t.voxel_blocks - 1) / t.voxel_blocks;
       t.splits = int(s < t.feature_blocks ? s : t.feature_blocks);
@@ -149,7 +164,7 @@ struct Staging {
     Blocks b;
     b.records = base;
     b.in = b.records + std::size_t(t.features_per_block) * t.record_floats;
-    b.grad = b.in + std::size_t(t.voxels_per_block) * t.inputs_padded;
+    b.grad = b.in + (QMax == 0 ? std::size_t(t.voxels_per_block) * t.inputs_padded : 0);
 #if defined(__CUDA_ARCH__)
     if (t.scratch_level == 0) {
       b.shared_quad_offset = int((reinterpret_cast<const char*>(b.records) -
@@ -200,15 +215,20 @@ struct Staging {
     });
   }
 
-  // This thread's voxels' inputs, from the staged block into registers.
+  // The register path: this thread's voxels' inputs, from global memory
+  // (zero past the last voxel and input).
   struct Registers {
     float x[VPT][QMax > 0 ? QMax : 1];
   };
-  KOKKOS_FORCEINLINE_FUNCTION void load(int thread, const float* in, Registers& r) const {
+  KOKKOS_FORCEINLINE_FUNCTION void load(int first_voxel, int thread, Registers& r) const {
     if constexpr (QMax > 0) {
-      const int vb = tiling.voxels_per_block, tt = tiling.team_threads;
-      for (int q = 0; q < QMax; ++q)
-        for (int k = 0; k < VPT; ++k) r.x[k][q] = in[q * vb + thread + k * tt];
+      const int tt = tiling.team_threads, q_count = model.inputs;
+      for (int k = 0; k < VPT; ++k) {
+        const int voxel = first_voxel + thread + k * tt;
+        for (int q = 0; q < QMax; ++q) {
+          r.x[k][q] = voxel < voxels && q < q_count ? inputs(voxel, q) : 0.0f;
+        }
+      }
     }
   }
 
@@ -262,10 +282,9 @@ struct ApplyKernel : Staging<ExecSpace, VPT, LMax, QMax> {
     const int block = m.league_rank() / t.splits, split = m.league_rank() % t.splits;
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
     const auto blocks = this->carve(m);
-    this->stage_inputs(m, first_voxel, blocks.in);
-    m.team_barrier();
+    if constexpr (QMax == 0) this->stage_inputs(m, first_voxel, blocks.in);
     typename Base::Registers regs;
-    this->load(thread, blocks.in, regs);
+    this->load(first_voxel, thread, regs);
     float acc[VPT][LMax];
     for (int k = 0; k < VPT; ++k)
       for (int l = 0; l < LMax; ++l) acc[k][l] = 0.0f;
@@ -322,14 +341,14 @@ struct AdjointKernel : Staging<ExecSpace, VPT, LMax, QMax> {
     const int first_voxel = block * t.voxels_per_block, thread = m.team_rank();
     const int qp = t.inputs_padded, vb = t.voxels_per_block, outputs = this->model.outputs;
     const auto blocks = this->carve(m);
-    this->stage_inputs(m, first_voxel, blocks.in);
     if constexpr (QMax == 0) {
+      this->stage_inputs(m, first_voxel, blocks.in);
       Kokkos::parallel_for(Kokkos::TeamThreadRange(m, vb * qp),
                            [&](int i) { blocks.grad[i] = 0.0f; });
+      m.team_barrier();  // zeroed before any thread reads its rows, even with no block to do
     }
-    m.team_barrier();
     typename Base::Registers regs;
-    this->load(thread, blocks.in, regs);
+    this->load(first_voxel, thread, regs);
     GradientRegisters<VPT, QMax> gx;
     if constexpr (QMax > 0) {
       for (int k = 0; k < VPT; ++k)
