@@ -1,0 +1,36 @@
+# cmake -DFILE=timings.json -DRANKS=N -DPHASES=a,b,c -P check_timings.cmake:
+# the --timings JSON of a driver run names the rank count and, in order, the
+# expected phases, each with one time per rank, and its summary values are
+# consistent with those times (min <= mean <= max <= elapsed, none negative).
+string(REPLACE "," ";" PHASES "${PHASES}")
+file(READ "${FILE}" json)
+string(JSON ranks GET "${json}" ranks)
+if(NOT ranks EQUAL RANKS)
+  message(FATAL_ERROR "${FILE}: ranks ${ranks}, expected ${RANKS}")
+endif()
+string(JSON count LENGTH "${json}" phases)
+list(LENGTH PHASES expected)
+if(NOT count EQUAL expected)
+  message(FATAL_ERROR "${FILE}: ${count} phases, expected ${expected} (${PHASES})")
+endif()
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  list(GET PHASES ${i} want)
+  string(JSON name GET "${json}" phases ${i} name)
+  if(NOT name STREQUAL want)
+    message(FATAL_ERROR "${FILE}: phase ${i} is '${name}', expected '${want}'")
+  endif()
+  string(JSON n LENGTH "${json}" phases ${i} per_rank_s)
+  if(NOT n EQUAL RANKS)
+    message(FATAL_ERROR "${FILE}: phase ${name} has ${n} per-rank times for ${RANKS} ranks")
+  endif()
+  foreach(key IN ITEMS min_s mean_s max_s elapsed_s)
+    string(JSON ${key} GET "${json}" phases ${i} ${key})
+  endforeach()
+  # CMake compares numbers as doubles here (no string order).
+  if(min_s LESS 0 OR mean_s LESS min_s OR max_s LESS mean_s OR elapsed_s LESS max_s)
+    message(FATAL_ERROR "${FILE}: phase ${name}: min ${min_s}, mean ${mean_s}, max ${max_s}, "
+                        "elapsed ${elapsed_s} are not ordered")
+  endif()
+endforeach()
+message(STATUS "${FILE}: ${count} phases on ${ranks} ranks")
