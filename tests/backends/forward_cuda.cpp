@@ -8,3 +8,4 @@
 #include "epg/tstHessian.hpp"
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"
+#include "epg/tstPoolExchange.hpp"

@@ -10,6 +10,7 @@
 
 #include "common/dual.hpp"
 #include "epg/operators.hpp"
+#include "epg/pool_exchange.hpp"
 #include "simulate/closed_form.hpp"
 
 namespace larmor::epg {
@@ -150,6 +151,34 @@ TEST(Dual, ernst_signal_derivatives_match_their_closed_forms) {
               m0 * e2 * std::sin(a) * (std::cos(a) - 1) / (q * q) * e1 * tr / (t1 * t1), 1e-13);
   EXPECT_NEAR(s.tangent[2], s.value * te / (t2 * t2), 1e-13);
   EXPECT_NEAR(s.tangent[3], s.value / m0, 1e-15);
+}
+
+// The pool-exchange step over dual numbers: tangents along the exchange rate
+// k_ab, R1 of pool b and the interval against central differences of the
+// double-precision step (two pools, M0 0.15 / 0.85).
+TEST(Dual, pool_exchange_tangents_match_finite_differences) {
+  using F = std::function<std::array<double, 6>(const std::array<double, 3>&)>;
+  auto step_of = [](const auto& kab, const auto& r1b, const auto& dt) {
+    using R = std::decay_t<decltype(kab)>;
+    const R r1[2] = {R(2.0), r1b}, m0[2] = {R(0.15), R(0.85)};
+    const R k[2][2] = {{R(0.0), kab}, {kab * R(0.15 / 0.85), R(0.0)}};
+    return pool_longitudinal_step<2>(r1, m0, k, dt);
+  };
+  const F f = [&](const std::array<double, 3>& x) {
+    const auto s = step_of(x[0], x[1], x[2]);
+    return std::array<double, 6>{s.e[0][0], s.e[0][1], s.e[1][0], s.e[1][1], s.c[0], s.c[1]};
+  };
+  const std::array<double, 3> x = {12.0, 1.1, 0.03};
+  const auto s = step_of(D<3>::variable(x[0], 0), D<3>::variable(x[1], 1), D<3>::variable(x[2], 2));
+  const D<3> got[6] = {s.e[0][0], s.e[0][1], s.e[1][0], s.e[1][1], s.c[0], s.c[1]};
+  const auto value = f(x);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto fd = central_difference<3, 6>(f, x, k);
+    for (std::size_t i = 0; i < 6; ++i) {
+      EXPECT_NEAR(got[i].value, value[i], 1e-15);
+      EXPECT_NEAR(got[i].tangent[k], fd[i], kTolerance) << "output " << i << " direction " << k;
+    }
+  }
 }
 
 }  // namespace
