@@ -83,13 +83,10 @@ KOKKOS_INLINE_FUNCTION void pool_step_on_device(const PoolCase& c, float* out) {
   }
 }
 
-TEST(TEST_CATEGORY, pool_exchange_steps_match_the_integrated_rate_equations) {
-  const std::vector<PoolCase> cases = pool_cases();
-  const int n = int(cases.size());
-  Kokkos::View<PoolCase*, Kokkos::HostSpace> host_cases("pool_cases", n);
-  for (int i = 0; i < n; ++i) host_cases(i) = cases[i];
-  auto device_cases = Kokkos::create_mirror_view_and_copy(TEST_EXECSPACE(), host_cases);
-  Kokkos::View<float**, TEST_EXECSPACE> out("pool_out", n, 12);
+// The steps on the backend (outside the TEST body: nvcc's extended lambdas
+// cannot live in a private member function).
+template <class Cases, class Out>
+void run_pool_steps(const Cases& device_cases, const Out& out, int n) {
   Kokkos::parallel_for(
       "pool_steps", Kokkos::RangePolicy<TEST_EXECSPACE>(0, n), KOKKOS_LAMBDA(int i) {
         float* o = &out(i, 0);
@@ -99,6 +96,16 @@ TEST(TEST_CATEGORY, pool_exchange_steps_match_the_integrated_rate_equations) {
           pool_step_on_device<3>(device_cases(i), o);
         }
       });
+}
+
+TEST(TEST_CATEGORY, pool_exchange_steps_match_the_integrated_rate_equations) {
+  const std::vector<PoolCase> cases = pool_cases();
+  const int n = int(cases.size());
+  Kokkos::View<PoolCase*, Kokkos::HostSpace> host_cases("pool_cases", n);
+  for (int i = 0; i < n; ++i) host_cases(i) = cases[i];
+  auto device_cases = Kokkos::create_mirror_view_and_copy(TEST_EXECSPACE(), host_cases);
+  Kokkos::View<float**, TEST_EXECSPACE> out("pool_out", n, 12);
+  run_pool_steps(device_cases, out, n);
   auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   for (int i = 0; i < n; ++i) {
     const PoolCase& c = cases[i];
