@@ -140,8 +140,8 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
     out.local.resize(static_cast<std::size_t>(mine.size()));
     const bool level = model.outputs[o] == tissue::Property::m0;
     for (std::int64_t v = 0; v < mine.size(); ++v) {
-      out.local[v] = level ? (host(v, o) > 0.0f ? host_mean(v) / host(v, o) : 0.0f)
-                           : float(host(v, o) * from_si);
+      out.local[v] =
+          level ? estimators::m0_from_level(host_mean(v), host(v, o)) : float(host(v, o) * from_si);
     }
     if (level) {  // scored against a truth map where there is one
       out.scored = true;

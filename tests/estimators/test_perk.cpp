@@ -81,8 +81,8 @@ Estimates estimate_t2(const PerkModel& model, const std::vector<double>& t2,
   Estimates est;
   for (std::int64_t v = 0; v < t.voxels; ++v) {
     est.t2.push_back(host(v, 0));
-    est.m0.push_back(m0_from_level(signals.data() + std::size_t(v) * sim.samples() * 2,
-                                   sim.samples(), host(v, l - 1)));
+    const float* voxel_signals = signals.data() + std::size_t(v) * sim.samples() * 2;
+    est.m0.push_back(m0_from_level(mean_magnitude(voxel_signals, sim.samples()), host(v, l - 1)));
   }
   return est;
 }

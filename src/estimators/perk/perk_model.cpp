@@ -146,10 +146,14 @@ std::vector<float> perk_inputs(const float* signals, std::int64_t voxels, int sa
   return out;
 }
 
-float m0_from_level(const float* signals, int samples, float level) {
+double mean_magnitude(const float* signals, int samples) {
   double total = 0.0;
   for (int d = 0; d < samples; ++d) total += std::hypot(signals[2 * d], signals[2 * d + 1]);
-  return level > 0.0f ? float(total / samples / level) : 0.0f;
+  return total / samples;
+}
+
+float m0_from_level(double mean_magnitude, float level) {
+  return level > 0.0f ? float(mean_magnitude / level) : 0.0f;
 }
 
 void save_perk_model(const PerkModel& m, const std::string& path) {

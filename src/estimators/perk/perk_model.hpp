@@ -41,9 +41,12 @@ struct PerkModel {
 std::vector<float> perk_inputs(const float* signals, std::int64_t voxels, int samples,
                                const std::vector<const float*>& known);
 
-// M0 of one voxel from its measured signals and the model's m0 output (the
-// signal level at M0 = 1): the measured mean magnitude over that level.
-float m0_from_level(const float* signals, int samples, float level);
+// The mean magnitude of one voxel's D samples ([D][re, im]).
+double mean_magnitude(const float* signals, int samples);
+
+// M0 of one voxel from its mean magnitude and the model's m0 output (the
+// signal level at M0 = 1): the one over the other (0 for a level <= 0).
+float m0_from_level(double mean_magnitude, float level);
 
 // HDF5 (a group of datasets and attributes; rank 0 writes, atomically).
 void save_perk_model(const PerkModel& model, const std::string& path);

@@ -236,12 +236,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     for (int i = 0; i < n; ++i) known.push_back(t[spec.known[i].property].map.data() + begin);
     std::vector<float> level(std::size_t(end - begin));
     for (std::int64_t k = 0; k < end - begin; ++k) {
-      double total = 0.0;
-      for (int j = 0; j < d; ++j) {
-        const std::size_t i = (std::size_t(k) * d + j) * 2;
-        total += std::hypot(signals[i], signals[i + 1]);
-      }
-      level[std::size_t(k)] = float(total / d);
+      level[std::size_t(k)] = float(mean_magnitude(signals.data() + std::size_t(k) * d * 2, d));
     }
     simulate::add_complex_noise(signals, d, begin, spec.noise_sigma, spec.seed ^ 0x5045524b4e4full);
     const std::vector<float> inputs = perk_inputs(signals.data(), end - begin, d, known);
