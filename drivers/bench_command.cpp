@@ -113,7 +113,7 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {
-    chunks.push_back(simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b)));
+    chunks.push_back(simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b), sim.description()));
   }
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk,
                                                            sim.samples(), 2);

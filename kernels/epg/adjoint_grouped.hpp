@@ -127,22 +127,49 @@ struct GroupedAdjointKernel {
     }
   }
 
+  using Terms = adjoint_detail::DeclaredTerms<memory_space>;
+
+  // A shift with a declared lobe's factors, and its transpose.
+  KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, Block& s, const Tissue& t,
+                                    const Terms& d, int live) const {
+    s.shift(team, x);
+    if (d.lobes) {
+      const TransportWalks w[1] = {lobe_walks(t.transport, d.lobe_s, s.first_order)};
+      s.transport(live, w, false);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& lam, const Tissue& t,
+                                      const Terms& d, int live) const {
+    if (d.lobes) {
+      const TransportWalks w = lobe_walks(t.transport, d.lobe_s, lam.first_order);
+      const TransportWalks c[1] = {{w.fp.conjugate(), w.fm.conjugate(), w.z.conjugate()}};
+      lam.transport(live, c, false);
+    }
+    unshift(team, x, lam);
+  }
+
   KOKKOS_INLINE_FUNCTION void apply_event(const member& team, Exchange& x, Block& s,
-                                          const EventRecord& rec, const Tissue& t) const {
+                                          const EventRecord& rec, const Tissue& t,
+                                          const Terms& d) const {
     const std::uint32_t act = action_of(rec);
     const int live = live_orders_of(rec);
-    if (act & abi::action::crush_before) s.shift(team, x);
+    if (act & abi::action::crush_before) shift(team, x, s, t, d, live);
     if (kind_of(rec) == abi::EventKind::pulse) {
       LaneRotations<Real, 1> r;
-      r.set(0, adjoint_detail::rotation_of(rec, t));
+      r.set(0, adjoint_detail::rotation_of(rec, adjoint_detail::pulse_axis(rec, d.field(rec)), t));
       s.rotate(live, r);
     }
-    if (act & abi::action::crush_after) s.shift(team, x);
-    if (act & abi::action::shift_after) s.shift(team, x);
+    if (act & abi::action::crush_after) shift(team, x, s, t, d, live);
+    if (act & abi::action::shift_after) shift(team, x, s, t, d, live);
     const bool spoil = (act & abi::action::spoil_after) != 0;
     if (rec.duration > 0.0f) {
       const Evolution<Real> ev[1] = {adjoint_detail::evolution_of(rec, t)};
       s.evolve(live, ev, t.precess, spoil);
+      if (d.transport) {
+        const TransportWalks w[1] = {
+            {interval_walk(t.transport, rec.duration, s.first_order), {}, {}}};
+        s.transport(live, w, true);
+      }
     } else if (spoil) {
       s.spoil();
     }
@@ -158,6 +185,7 @@ struct GroupedAdjointKernel {
     // Inactive groups walk a copy of voxel 0 (warp-synchronous shuffles) and
     // touch no memory of their own.
     const Tissue t = voxel_tissue<Real>(tissue, directions, active ? v : 0);
+    const Terms d = declared_terms(tissue, active ? v : 0);
     Exchange x;
     x.team_threads = team.team_size();
     x.threads = group_threads;
@@ -170,7 +198,7 @@ struct GroupedAdjointKernel {
     for (int e = 0; e < events.count; ++e) {
       if (active && keep_all) save(stretch, v, e, s);
       if (active && !keep_all && e % interval == 0) save(checkpoints, v, e / interval, s);
-      apply_event(team, x, s, events.records(e), t);
+      apply_event(team, x, s, events.records(e), t, d);
     }
     lam.reset(thread);
     clear(lam);
@@ -183,12 +211,12 @@ struct GroupedAdjointKernel {
         if (active) load(checkpoints, v, c, s);
         for (int e = first; e < end; ++e) {
           if (active) save(stretch, v, e - first, s);
-          apply_event(team, x, s, events.records(e), t);
+          apply_event(team, x, s, events.records(e), t, d);
         }
       }
       for (int e = end - 1; e >= first; --e) {
         if (active) load(stretch, v, e - first, s);
-        reverse_event(team, x, v, active, e, events.records(e), t, s, s1, lam, g);
+        reverse_event(team, x, v, active, e, events.records(e), t, d, s, s1, lam, g);
       }
     }
     for (int d = 0; d < tissue_direction::count; ++d) {
@@ -215,42 +243,46 @@ struct GroupedAdjointKernel {
   // As AdjointKernel::reverse_event, on this thread's block of orders.
   KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, int v, bool active,
                                             int e, const EventRecord& rec, const Tissue& t,
-                                            Block& s, Block& s1, Block& lam,
+                                            const Terms& d, Block& s, Block& s1, Block& lam,
                                             adjoint_detail::Gradients<Real>& g) const {
     using namespace adjoint_detail;
     const std::uint32_t act = action_of(rec);
     const int here = s.live_here(live_orders_of(rec));
     const auto kind = kind_of(rec);
     const bool order_zero = s.first_order == 0;
-    if (act & abi::action::crush_before) s.shift(team, x);
+    const int live = live_orders_of(rec);
+    if (act & abi::action::crush_before) shift(team, x, s, t, d, live);
     s1 = s;
     RotationCoefficients<Real> rot{};
+    PulseAxis axis{};
     if (kind == abi::EventKind::pulse) {
-      rot = rotation_of(rec, t);
+      axis = pulse_axis(rec, d.field(rec));
+      rot = rotation_of(rec, axis, t);
       LaneRotations<Real, 1> r;
       r.set(0, rot);
-      s.rotate(live_orders_of(rec), r);
+      s.rotate(live, r);
     }
-    if (act & abi::action::crush_after) s.shift(team, x);
-    if (act & abi::action::shift_after) s.shift(team, x);
+    if (act & abi::action::crush_after) shift(team, x, s, t, d, live);
+    if (act & abi::action::shift_after) shift(team, x, s, t, d, live);
     if (act & abi::action::spoil_after) s.spoil();
     Real seq_flip(0.0f), seq_phase(0.0f), seq_duration(0.0f);
     if (rec.duration > 0.0f) {
       Real ge[4] = {};
-      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, here, order_zero, ge);
-      g.tissue[tissue_direction::t1] += ge[0] * -(t.r1 * t.r1);
-      g.tissue[tissue_direction::t2] += ge[1] * -(t.r2 * t.r2);
+      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, d.transport, here, order_zero,
+                              ge);
+      g.tissue[tissue_direction::t1] += ge[0] * -(t.inv_t1 * t.inv_t1);
+      g.tissue[tissue_direction::t2] += ge[1] * -(t.inv_t2 * t.inv_t2);
       g.tissue[tissue_direction::df] += ge[2];
       seq_duration = ge[3];
     }
     if (act & abi::action::spoil_after) lam.spoil();
-    if (act & abi::action::shift_after) unshift(team, x, lam);
-    if (act & abi::action::crush_after) unshift(team, x, lam);
+    if (act & abi::action::shift_after) unshift(team, x, lam, t, d, live);
+    if (act & abi::action::crush_after) unshift(team, x, lam, t, d, live);
     if (kind == abi::EventKind::pulse) {
       Real gr[2] = {};
-      block_reverse_rotation(s1, lam, rot, rec, here, gr);
-      g.tissue[tissue_direction::b1] += gr[0] * rec.flip;
-      seq_flip = gr[0] * t.b1;
+      block_reverse_rotation(s1, lam, rot, axis, here, gr);
+      g.tissue[tissue_direction::b1] += gr[0] * (rec.flip * axis.gain);
+      seq_flip = gr[0] * t.b1 * axis.gain;
       seq_phase = gr[1];
     } else if (kind == abi::EventKind::adc && order_zero) {
       const float w_re = active ? cotangents(v, rec.output_index, 0) : 0.0f;
@@ -263,7 +295,7 @@ struct GroupedAdjointKernel {
       lam.fp_re[0][0] += t.m0 * (w_re * c - w_im * sn);
       lam.fp_im[0][0] += t.m0 * (w_im * c + w_re * sn);
     }
-    if (act & abi::action::crush_before) unshift(team, x, lam);
+    if (act & abi::action::crush_before) unshift(team, x, lam, t, d, live);
     const bool write = active && s.thread_in_group == 0;
     // Uniform over the warp: the event decides which sums exist.
     if (kind == abi::EventKind::pulse) add_sequence(write, e, sequence_gradient::flip, seq_flip);
@@ -275,11 +307,15 @@ struct GroupedAdjointKernel {
 
   // reverse_evolution and reverse_rotation of adjoint_impl.hpp on a block:
   // this thread's share of the sums (the recovery term only where order 0 is).
-  static KOKKOS_INLINE_FUNCTION void block_reverse_evolution(const Block& s, Block& lam,
-                                                             const Evolution<Real>& ev,
-                                                             const EventRecord& rec,
-                                                             const Tissue& t, int here,
-                                                             bool order_zero, Real (&g)[4]) {
+  static KOKKOS_INLINE_FUNCTION void block_reverse_evolution(
+      const Block& s, Block& lam, const Evolution<Real>& ev, const EventRecord& rec,
+      const Tissue& t, bool transport, int here, bool order_zero, Real (&g)[4]) {
+    if (transport) {  // as reverse_evolution: back through the factors first
+      const TransportWalks w[1] = {
+          {interval_walk(t.transport, rec.duration, lam.first_order).conjugate(), {}, {}}};
+      lam.transport(lam.first_order + here, w, true);
+    }
+    adjoint_detail::TransportSums<Real> sums;
     Real a(0.0f), b(0.0f), z(0.0f);
     const Real lz0 = order_zero && here > 0 ? lam.z_re[0][0] : Real(0.0f);
     Evolution<Real> conj_ev = ev;
@@ -294,6 +330,12 @@ struct GroupedAdjointKernel {
         b += lam.fm_re[j][0] * m_im - lam.fm_im[j][0] * m_re - lam.fp_re[j][0] * p_im +
              lam.fp_im[j][0] * p_re;
         z += lam.z_re[j][0] * s.z_re[j][0] + lam.z_im[j][0] * s.z_im[j][0];
+        if (transport) {
+          const int k = s.first_order + j;
+          sums.add(k, lam.fp_re[j][0], lam.fp_im[j][0], p_re, p_im);
+          sums.add(k, lam.fm_re[j][0], lam.fm_im[j][0], m_re, m_im);
+          sums.add(k, lam.z_re[j][0], lam.z_im[j][0], ev.e1 * s.z_re[j][0], ev.e1 * s.z_im[j][0]);
+        }
         evolve_transverse(conj_ev, lam.fp_re[j][0], lam.fp_im[j][0], lam.fm_re[j][0],
                           lam.fm_im[j][0]);
         lam.z_re[j][0] *= ev.e1;
@@ -301,18 +343,19 @@ struct GroupedAdjointKernel {
       }
     }
     adjoint_detail::evolution_derivatives(a, b, z, lz0, ev, rec, t, g);
+    if (transport) g[3] += sums.duration_derivative(t.transport);
   }
 
   static KOKKOS_INLINE_FUNCTION void block_reverse_rotation(const Block& s, Block& lam,
                                                             const RotationCoefficients<Real>& rot,
-                                                            const EventRecord& rec, int here,
-                                                            Real (&g)[2]) {
+                                                            const adjoint_detail::PulseAxis& axis,
+                                                            int here, Real (&g)[2]) {
     const auto adj = adjoint_rotation(rot);
     Real da(0.0f), dp(0.0f);
     LARMOR_UNROLL
     for (int j = 0; j < OPT; ++j) {
       if (j < here) {
-        adjoint_detail::rotation_pairings(rot, adj, rec, s.fp_re[j][0], s.fp_im[j][0],
+        adjoint_detail::rotation_pairings(rot, adj, axis, s.fp_re[j][0], s.fp_im[j][0],
                                           s.fm_re[j][0], s.fm_im[j][0], s.z_re[j][0], s.z_im[j][0],
                                           lam.fp_re[j][0], lam.fp_im[j][0], lam.fm_re[j][0],
                                           lam.fm_im[j][0], lam.z_re[j][0], lam.z_im[j][0], da, dp);

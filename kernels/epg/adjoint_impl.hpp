@@ -65,6 +65,19 @@ struct PlainState {
     fp_re[0] = fm_re[0];
     fp_im[0] = -fm_im[0];
   }
+  // Diffusion and flow factors (transport.hpp) on orders [0, live).
+  KOKKOS_INLINE_FUNCTION void transport(int live, TransportWalks w, bool shared) {
+    for (int k = 0; k < live; ++k) {
+      w.fp.apply(fp_re[k], fp_im[k]);
+      (shared ? w.fp : w.fm).apply(fm_re[k], fm_im[k]);
+      (shared ? w.fp : w.z).apply(z_re[k], z_im[k]);
+      w.fp.advance();
+      if (!shared) {
+        w.fm.advance();
+        w.z.advance();
+      }
+    }
+  }
   // Its transpose on an adjoint state: F+ moves down, F- up, and the new
   // F+_0 = conj(old F-_1) sends its adjoint back to F-_1, conjugated.
   KOKKOS_INLINE_FUNCTION void unshift(int n) {
@@ -86,11 +99,39 @@ struct PlainState {
   }
 };
 
+// r1 and r2 are the rates the states relax at (washout included); inv_t1 and
+// inv_t2 are 1/T1 and 1/T2, whose derivatives give those along T1 and T2.
 template <class Real>
 struct VoxelTissue {
-  Real m0, t1, t2, b1, df, r1, r2;
+  Real m0, t1, t2, b1, df, r1, r2, inv_t1, inv_t2;
+  TransportRates transport;
   bool precess;
 };
+
+// Which declared terms a run evaluates, and their run-wide constants.
+template <class MemorySpace>
+struct DeclaredTerms {
+  TransmitViews<MemorySpace> transmit;
+  float lobe_s = 0.0f;
+  bool transport = false, lobes = false;
+  int voxel = 0;
+
+  KOKKOS_INLINE_FUNCTION TransmitField field(const EventRecord& rec) const {
+    return transmit.channels > 0 ? transmit.field(voxel, shim_of(rec)) : TransmitField{};
+  }
+};
+
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION DeclaredTerms<MemorySpace> declared_terms(const TissueViews<MemorySpace>& t,
+                                                                 int voxel) {
+  DeclaredTerms<MemorySpace> d;
+  d.transmit = t.transmit;
+  d.lobe_s = t.terms.lobe_s;
+  d.transport = t.transport();
+  d.lobes = t.lobes();
+  d.voxel = voxel;
+  return d;
+}
 
 // A tissue value; for a dual number, with the tangent of the HVP direction.
 template <class Real>
@@ -123,18 +164,34 @@ KOKKOS_INLINE_FUNCTION VoxelTissue<Real> voxel_tissue(
   x.t2 = seeded<Real>(t.t2_s.at(v), u[tissue_direction::t2]);
   x.b1 = seeded<Real>(t.b1.at(v), u[tissue_direction::b1]);
   x.df = seeded<Real>(t.df_hz.at(v), u[tissue_direction::df]);
-  x.r1 = rate_of(x.t1);
-  x.r2 = rate_of(x.t2);
+  x.inv_t1 = rate_of(x.t1);
+  x.inv_t2 = rate_of(x.t2);
+  const float washout = washout_rate(t, v);
+  x.r1 = x.inv_t1 + Real(washout);
+  x.r2 = x.inv_t2 + Real(washout);
+  x.transport = transport_rates(t, v);
   // A tangent along df needs the precession even where df is zero.
   x.precess = tangent_count_v<Real> > 0 || scalar_value(x.df) != 0.0f;
   return x;
 }
 
+// A pulse's axis as the voxel sees it: the event's phase turned by the
+// transmit field's (identity without an array).
+struct PulseAxis {
+  float gain, cos_phase, sin_phase;
+};
+
+KOKKOS_INLINE_FUNCTION PulseAxis pulse_axis(const EventRecord& rec, const TransmitField& f) {
+  return {f.gain, rec.cos_phase * f.cos_phase - rec.sin_phase * f.sin_phase,
+          rec.sin_phase * f.cos_phase + rec.cos_phase * f.sin_phase};
+}
+
 template <class Real>
 KOKKOS_INLINE_FUNCTION RotationCoefficients<Real> rotation_of(const EventRecord& rec,
+                                                              const PulseAxis& axis,
                                                               const VoxelTissue<Real>& x) {
-  return make_rotation(make_flip(Real(rec.flip) * x.b1),
-                       make_phase(Real(rec.cos_phase), Real(rec.sin_phase)));
+  return make_rotation(make_flip(Real(rec.flip * axis.gain) * x.b1),
+                       make_phase(Real(axis.cos_phase), Real(axis.sin_phase)));
 }
 
 template <class Real>
@@ -143,22 +200,44 @@ KOKKOS_INLINE_FUNCTION Evolution<Real> evolution_of(const EventRecord& rec,
   return make_evolution(Real(rec.duration), x.r1, x.r2, x.df, x.precess);
 }
 
+// A shift, with a declared crusher lobe's diffusion and flow factors.
+template <int K, class Real, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void shift_with_lobe(PlainState<K, Real>& s,
+                                            const DeclaredTerms<MemorySpace>& d,
+                                            const VoxelTissue<Real>& x, int n, int live) {
+  s.shift(n);
+  if (d.lobes) s.transport(live, lobe_walks(x.transport, d.lobe_s, 0), false);
+}
+
+// The transpose: the conjugate lobe factors, then the shift the other way.
+template <int K, class Real, class MemorySpace>
+KOKKOS_INLINE_FUNCTION void unshift_with_lobe(PlainState<K, Real>& lam,
+                                              const DeclaredTerms<MemorySpace>& d,
+                                              const VoxelTissue<Real>& x, int n, int live) {
+  if (d.lobes) {
+    const TransportWalks w = lobe_walks(x.transport, d.lobe_s, 0);
+    lam.transport(live, {w.fp.conjugate(), w.fm.conjugate(), w.z.conjugate()}, false);
+  }
+  lam.unshift(n);
+}
+
 // One event forward, as the fused kernel computes it (the spoiler applied as
 // a step of its own rather than folded into the decay: the same values).
-template <int K, class Real>
+template <int K, class Real, class MemorySpace>
 KOKKOS_INLINE_FUNCTION void apply_event(PlainState<K, Real>& s, const EventRecord& rec,
-                                        const VoxelTissue<Real>& x, int n) {
+                                        const VoxelTissue<Real>& x,
+                                        const DeclaredTerms<MemorySpace>& d, int n) {
   const std::uint32_t act = action_of(rec);
   const int live = live_orders_of(rec);
-  if (act & abi::action::crush_before) s.shift(n);
+  if (act & abi::action::crush_before) shift_with_lobe(s, d, x, n, live);
   if (kind_of(rec) == abi::EventKind::pulse) {
-    const auto r = rotation_of(rec, x);
+    const auto r = rotation_of(rec, pulse_axis(rec, d.field(rec)), x);
     for (int k = 0; k < live; ++k) {
       rotate(r, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k], s.z_im[k]);
     }
   }
-  if (act & abi::action::crush_after) s.shift(n);
-  if (act & abi::action::shift_after) s.shift(n);
+  if (act & abi::action::crush_after) shift_with_lobe(s, d, x, n, live);
+  if (act & abi::action::shift_after) shift_with_lobe(s, d, x, n, live);
   if (act & abi::action::spoil_after) s.clear_transverse(n);
   if (rec.duration > 0.0f) {
     const auto ev = evolution_of(rec, x);
@@ -166,6 +245,7 @@ KOKKOS_INLINE_FUNCTION void apply_event(PlainState<K, Real>& s, const EventRecor
       evolve_transverse(ev, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k]);
       evolve_longitudinal(ev, k == 0, s.z_re[k], s.z_im[k]);
     }
+    if (d.transport) s.transport(live, {interval_walk(x.transport, rec.duration, 0), {}, {}}, true);
   }
 }
 
@@ -183,6 +263,27 @@ struct Gradients {
 // dL/dR2 = -t A, dL/ddf = 2 pi t B, dL/dR1 = t E1 (lz0 - Z),
 // dL/dt = -R2 A + 2 pi df B + R1 E1 (lz0 - Z); linear in the sums, so a group
 // of threads may each pass its share. Writes {dL/dR1, dL/dR2, dL/ddf, dL/dt}.
+// The interval's diffusion and flow factors g_k = exp(-D (kq)^2 t - i 2 pi
+// m v k t) scale every family of order k, so their part of dL/dt is
+// sum_k Re conj(l_k) (-D q^2 k^2 - i 2 pi m v k) X'_k
+//   = -D q^2 sum k^2 Re(conj(l) X') + 2 pi m v sum k Im(conj(l) X'),
+// accumulated per order by transport_sums (the adjoint already taken back
+// through g, against the relaxed state: the same products).
+template <class Real>
+struct TransportSums {
+  Real k2_re = Real(0.0f), k_im = Real(0.0f);
+
+  KOKKOS_FORCEINLINE_FUNCTION void add(int order, const Real& l_re, const Real& l_im,
+                                       const Real& y_re, const Real& y_im) {
+    const float k = float(order);
+    k2_re += (k * k) * (l_re * y_re + l_im * y_im);
+    k_im += k * (l_re * y_im - l_im * y_re);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION Real duration_derivative(const TransportRates& r) const {
+    return Real(-r.diffusion) * k2_re + Real(6.2831853f * r.flow_turns) * k_im;
+  }
+};
+
 template <class Real>
 KOKKOS_INLINE_FUNCTION void evolution_derivatives(const Real& a, const Real& b, const Real& z,
                                                   const Real& lz0, const Evolution<Real>& ev,
@@ -204,7 +305,13 @@ template <int K, class Real>
 KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
                                               PlainState<K, Real>& lam, const Evolution<Real>& ev,
                                               const EventRecord& rec, const VoxelTissue<Real>& x,
-                                              int live, Real (&g)[4]) {
+                                              bool transport, int live, Real (&g)[4]) {
+  // X' = g E X: the adjoint goes back through g first, and then pairs with
+  // E X exactly as without the terms.
+  if (transport) {
+    lam.transport(live, {interval_walk(x.transport, rec.duration, 0).conjugate(), {}, {}}, true);
+  }
+  TransportSums<Real> sums;
   Real a(0.0f), b(0.0f), z(0.0f);
   const Real lz0 = live > 0 ? lam.z_re[0] : Real(0.0f);  // before the transpose scales it
   Evolution<Real> conj_ev = ev;
@@ -215,12 +322,18 @@ KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
     a += lam.fp_re[k] * p_re + lam.fp_im[k] * p_im + lam.fm_re[k] * m_re + lam.fm_im[k] * m_im;
     b += lam.fm_re[k] * m_im - lam.fm_im[k] * m_re - lam.fp_re[k] * p_im + lam.fp_im[k] * p_re;
     z += lam.z_re[k] * s.z_re[k] + lam.z_im[k] * s.z_im[k];
+    if (transport && k > 0) {
+      sums.add(k, lam.fp_re[k], lam.fp_im[k], p_re, p_im);
+      sums.add(k, lam.fm_re[k], lam.fm_im[k], m_re, m_im);
+      sums.add(k, lam.z_re[k], lam.z_im[k], ev.e1 * s.z_re[k], ev.e1 * s.z_im[k]);
+    }
     // Transpose: the conjugate factor on F+ and F-, E1 on Z.
     evolve_transverse(conj_ev, lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k]);
     lam.z_re[k] *= ev.e1;
     lam.z_im[k] *= ev.e1;
   }
   evolution_derivatives(a, b, z, lz0, ev, rec, x, g);
+  if (transport) g[3] += sums.duration_derivative(x.transport);
 }
 
 // sum over orders of Im(conj(l-) F- - conj(l+) F+): the pairing of the
@@ -241,10 +354,10 @@ KOKKOS_INLINE_FUNCTION Real phase_pairing(const Real& lp_re, const Real& lp_im, 
 template <class Real>
 KOKKOS_INLINE_FUNCTION void rotation_pairings(
     const RotationCoefficients<Real>& rot, const RotationCoefficients<Real>& adj,
-    const EventRecord& rec, const Real& s_fp_re, const Real& s_fp_im, const Real& s_fm_re,
+    const PulseAxis& axis, const Real& s_fp_re, const Real& s_fp_im, const Real& s_fm_re,
     const Real& s_fm_im, const Real& s_z_re, const Real& s_z_im, Real& lp_re, Real& lp_im,
     Real& lm_re, Real& lm_im, Real& lz_re, Real& lz_im, Real& da, Real& dp) {
-  const Real c(rec.cos_phase), sn(rec.sin_phase), half(0.5f);
+  const Real c(axis.cos_phase), sn(axis.sin_phase), half(0.5f);
   Real p_re = s_fp_re, p_im = s_fp_im, m_re = s_fm_re, m_im = s_fm_im, z_re = s_z_re, z_im = s_z_im;
   rotate(rot, p_re, p_im, m_re, m_im, z_re, z_im);                        // s'
   const Real ez_re = c * z_re - sn * z_im, ez_im = c * z_im + sn * z_re;  // e^{ip} Z'
@@ -264,11 +377,11 @@ KOKKOS_INLINE_FUNCTION void rotation_pairings(
 template <int K, class Real>
 KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, PlainState<K, Real>& lam,
                                              const RotationCoefficients<Real>& rot,
-                                             const EventRecord& rec, int live, Real (&g)[2]) {
+                                             const PulseAxis& axis, int live, Real (&g)[2]) {
   const auto adj = adjoint_rotation(rot);
   Real da(0.0f), dp(0.0f);
   for (int k = 0; k < live; ++k) {
-    rotation_pairings(rot, adj, rec, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k],
+    rotation_pairings(rot, adj, axis, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k],
                       s.z_im[k], lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k],
                       lam.z_re[k], lam.z_im[k], da, dp);
   }
@@ -327,12 +440,13 @@ struct AdjointKernel {
     const FlushDenormalsOnHost flush_denormals;
     const int n = events.orders;
     const Tissue x = voxel_tissue<Real>(tissue, directions, v);
+    const auto terms = declared_terms(tissue, v);
     State s, s1, lam;
     s.clear(n);
     s.z_re[0] = Real(1.0f);
     for (int e = 0; e < events.count; ++e) {
       if (e % interval == 0) save(checkpoints, v, e / interval, s, n);
-      apply_event(s, events.records(e), x, n);
+      apply_event(s, events.records(e), x, terms, n);
     }
     lam.clear(n);
     Gradients<Real> g;
@@ -343,11 +457,11 @@ struct AdjointKernel {
       load(checkpoints, v, c, s, n);
       for (int e = first; e < end; ++e) {
         save(stretch, v, e - first, s, n);
-        apply_event(s, events.records(e), x, n);
+        apply_event(s, events.records(e), x, terms, n);
       }
       for (int e = end - 1; e >= first; --e) {
         load(stretch, v, e - first, s, n);
-        reverse_event(v, e, events.records(e), x, n, s, s1, lam, g);
+        reverse_event(v, e, events.records(e), x, terms, n, s, s1, lam, g);
       }
     }
     for (int d = 0; d < tissue_direction::count; ++d) {
@@ -359,6 +473,7 @@ struct AdjointKernel {
   // Takes the adjoint after event `e` back to its start; `s` holds the state
   // at its start on entry (and is used as scratch).
   KOKKOS_INLINE_FUNCTION void reverse_event(int v, int e, const EventRecord& rec, const Tissue& x,
+                                            const adjoint_detail::DeclaredTerms<memory_space>& d,
                                             int n, State& s, State& s1, State& lam,
                                             adjoint_detail::Gradients<Real>& g) const {
     using namespace adjoint_detail;
@@ -367,36 +482,38 @@ struct AdjointKernel {
     const auto kind = kind_of(rec);
     // The states inside the event: s1 after the leading crusher, s (s3)
     // before the interval.
-    if (act & abi::action::crush_before) s.shift(n);
+    if (act & abi::action::crush_before) shift_with_lobe(s, d, x, n, live);
     s1 = s;
     RotationCoefficients<Real> rot{};
+    PulseAxis axis{};
     if (kind == abi::EventKind::pulse) {
-      rot = rotation_of(rec, x);
+      axis = pulse_axis(rec, d.field(rec));
+      rot = rotation_of(rec, axis, x);
       for (int k = 0; k < live; ++k) {
         rotate(rot, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k], s.z_im[k]);
       }
     }
-    if (act & abi::action::crush_after) s.shift(n);
-    if (act & abi::action::shift_after) s.shift(n);
+    if (act & abi::action::crush_after) shift_with_lobe(s, d, x, n, live);
+    if (act & abi::action::shift_after) shift_with_lobe(s, d, x, n, live);
     if (act & abi::action::spoil_after) s.clear_transverse(n);
     Real seq_flip(0.0f), seq_phase(0.0f), seq_duration(0.0f);
 
     if (rec.duration > 0.0f) {
       Real ge[4] = {};
-      reverse_evolution(s, lam, evolution_of(rec, x), rec, x, live, ge);
-      g.tissue[tissue_direction::t1] += ge[0] * -(x.r1 * x.r1);
-      g.tissue[tissue_direction::t2] += ge[1] * -(x.r2 * x.r2);
+      reverse_evolution(s, lam, evolution_of(rec, x), rec, x, d.transport, live, ge);
+      g.tissue[tissue_direction::t1] += ge[0] * -(x.inv_t1 * x.inv_t1);
+      g.tissue[tissue_direction::t2] += ge[1] * -(x.inv_t2 * x.inv_t2);
       g.tissue[tissue_direction::df] += ge[2];
       seq_duration = ge[3];
     }
     if (act & abi::action::spoil_after) lam.clear_transverse(n);
-    if (act & abi::action::shift_after) lam.unshift(n);
-    if (act & abi::action::crush_after) lam.unshift(n);
+    if (act & abi::action::shift_after) unshift_with_lobe(lam, d, x, n, live);
+    if (act & abi::action::crush_after) unshift_with_lobe(lam, d, x, n, live);
     if (kind == abi::EventKind::pulse) {
       Real gr[2] = {};
-      reverse_rotation(s1, lam, rot, rec, live, gr);
-      g.tissue[tissue_direction::b1] += gr[0] * rec.flip;
-      seq_flip = gr[0] * x.b1;
+      reverse_rotation(s1, lam, rot, axis, live, gr);
+      g.tissue[tissue_direction::b1] += gr[0] * (rec.flip * axis.gain);
+      seq_flip = gr[0] * x.b1 * axis.gain;
       seq_phase = gr[1];
     } else if (kind == abi::EventKind::adc) {
       // The sample y = M0 q with q = F+_0 e^{-i phase}, and the loss Re conj(w) y:
@@ -412,7 +529,7 @@ struct AdjointKernel {
       lam.fp_re[0] += x.m0 * (w_re * c - w_im * sn);
       lam.fp_im[0] += x.m0 * (w_im * c + w_re * sn);
     }
-    if (act & abi::action::crush_before) lam.unshift(n);
+    if (act & abi::action::crush_before) unshift_with_lobe(lam, d, x, n, live);
     add_sequence(e, sequence_gradient::flip, seq_flip);
     add_sequence(e, sequence_gradient::phase, seq_phase);
     add_sequence(e, sequence_gradient::duration, seq_duration);

@@ -14,6 +14,7 @@
 #include "epg/ring_state.hpp"
 #include "epg/state_block.hpp"
 #include "epg/tissue_views.hpp"
+#include "epg/transport.hpp"
 
 namespace larmor::epg {
 
@@ -23,10 +24,32 @@ struct ForwardTag {};
 template <class Real, int Lanes>
 struct LaneTissue {
   Real m0[Lanes], r1[Lanes], r2[Lanes], b1[Lanes], df_hz[Lanes];
+  TransportRates transport[Lanes];  // diffusion and flow, where declared
   int voxel[Lanes];
   bool active[Lanes];
   bool precess;  // some lane is off resonance (the same on every thread of a team)
+
+  KOKKOS_FORCEINLINE_FUNCTION int source(int l) const { return active[l] ? voxel[l] : 0; }
 };
+
+// The declared terms' per-voxel constants. Washout (through-plane flow out of
+// a slice, replaced by relaxed spins) at the rate |v| / thickness is exactly
+// an extra relaxation rate on every state: it returns to equilibrium as T1
+// recovery does and decays transverse states as T2 does.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION float washout_rate(const TissueViews<MemorySpace>& tissue, int voxel) {
+  return tissue.washout ? kx::fabs(tissue.velocity.at(voxel)) * tissue.terms.inv_slice_m : 0.0f;
+}
+
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION TransportRates transport_rates(const TissueViews<MemorySpace>& tissue,
+                                                      int voxel) {
+  TransportRates r;
+  const float q = 6.2831853f * tissue.terms.moment_per_m;
+  if (tissue.diffusion) r.diffusion = tissue.adc.at(voxel) * q * q;
+  if (tissue.flow) r.flow_turns = tissue.terms.moment_per_m * tissue.velocity.at(voxel);
+  return r;
+}
 
 // A tissue value as the event loop's number type: plain for float; for a dual
 // number with one tangent per tissue direction, the independent variable of
@@ -64,8 +87,10 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
     const int src = out.active[l] ? v : 0;
     out.voxel[l] = v;
     out.m0[l] = tissue_value<Real>(tissue.m0.at(src), tissue_direction::m0);
-    out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1);
-    out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2);
+    const float washout = washout_rate(tissue, src);
+    out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1) + washout;
+    out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2) + washout;
+    out.transport[l] = transport_rates(tissue, src);
     out.b1[l] = tissue_value<Real>(tissue.b1.at(src), tissue_direction::b1);
     const float df_hz = tissue.df_hz.at(src);
     out.df_hz[l] = tissue_value<Real>(df_hz, tissue_direction::df);
@@ -134,6 +159,12 @@ struct ForwardKernel {
     bool have_flip = false;
     float current_flip = 0.0f;
     FlipFactors<Real> flip[Lanes];
+    // A transmit array: the shim of the cached flips and each lane's phase.
+    const bool transmit = tissue.transmit.channels > 0;
+    int current_shim = 0;
+    float transmit_cos[Lanes], transmit_sin[Lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) transmit_cos[l] = 1.0f, transmit_sin[l] = 0.0f;
     for (int tile_start = 0; tile_start < events.count; tile_start += tile_events) {
       const int in_tile = kx::min(tile_events, events.count - tile_start);
       team.team_barrier();  // everyone is done with the previous tile
@@ -147,28 +178,45 @@ struct ForwardKernel {
         const int live = live_orders_of(rec);
         const abi::EventKind kind = kind_of(rec);
 
-        if (act & abi::action::crush_before) state.shift(team, exchange);
+        if (act & abi::action::crush_before) shift(team, exchange, state, lane, live);
 
         if (kind == abi::EventKind::pulse) {
           // Trains repeat their flip angles: the sine and cosine of flip x B1
-          // are taken again only when the nominal flip changes.
-          if (!have_flip || rec.flip != current_flip) {
+          // are taken again only when the nominal flip (or the shim) changes.
+          const int shim = transmit ? shim_of(rec) : 0;
+          if (!have_flip || rec.flip != current_flip || shim != current_shim) {
             have_flip = true;
             current_flip = rec.flip;
+            current_shim = shim;
             LARMOR_UNROLL
-            for (int l = 0; l < Lanes; ++l) flip[l] = make_flip(Real(rec.flip) * lane.b1[l]);
+            for (int l = 0; l < Lanes; ++l) {
+              const TransmitField f = tissue.transmit.field(lane.source(l), shim);
+              flip[l] = make_flip(Real(rec.flip * f.gain) * lane.b1[l]);
+              transmit_cos[l] = f.cos_phase;
+              transmit_sin[l] = f.sin_phase;
+            }
           }
-          const PhaseFactors<Real> phase = make_phase(Real(rec.cos_phase), Real(rec.sin_phase));
           LaneRotations<Real, Lanes> rotation;
-          LARMOR_UNROLL
-          for (int l = 0; l < Lanes; ++l) rotation.set(l, make_rotation(flip[l], phase));
+          if (transmit) {
+            // The array's field turns each voxel's axis by its own phase.
+            LARMOR_UNROLL
+            for (int l = 0; l < Lanes; ++l) {
+              const float c = rec.cos_phase * transmit_cos[l] - rec.sin_phase * transmit_sin[l];
+              const float s = rec.sin_phase * transmit_cos[l] + rec.cos_phase * transmit_sin[l];
+              rotation.set(l, make_rotation(flip[l], make_phase(Real(c), Real(s))));
+            }
+          } else {
+            const PhaseFactors<Real> phase = make_phase(Real(rec.cos_phase), Real(rec.sin_phase));
+            LARMOR_UNROLL
+            for (int l = 0; l < Lanes; ++l) rotation.set(l, make_rotation(flip[l], phase));
+          }
           state.rotate(live, rotation);
         } else if (kind == abi::EventKind::adc) {
           if (thread == 0) record_sample(rec, lane, state, writer);
         }
 
-        if (act & abi::action::crush_after) state.shift(team, exchange);
-        if (act & abi::action::shift_after) state.shift(team, exchange);
+        if (act & abi::action::crush_after) shift(team, exchange, state, lane, live);
+        if (act & abi::action::shift_after) shift(team, exchange, state, lane, live);
         const bool spoil = (act & abi::action::spoil_after) != 0;
 
         if (rec.duration > 0.0f) {
@@ -189,10 +237,32 @@ struct ForwardKernel {
           } else {
             state.evolve(live, slot_a, lane.precess, spoil);
           }
+          if (tissue.transport()) {
+            TransportWalks walks[Lanes];
+            LARMOR_UNROLL
+            for (int l = 0; l < Lanes; ++l) {
+              walks[l].fp = interval_walk(lane.transport[l], rec.duration, state.first_order);
+            }
+            state.transport(live, walks, true);
+          }
         } else if (spoil) {
           state.spoil();
         }
       }
+    }
+  }
+
+  // One shift; a declared crusher lobe adds its diffusion and flow factors.
+  KOKKOS_FORCEINLINE_FUNCTION void shift(const member& team, Exchange& exchange, State& state,
+                                         const LaneTissue<Real, Lanes>& lane, int live) const {
+    state.shift(team, exchange);
+    if (tissue.lobes()) {
+      TransportWalks walks[Lanes];
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        walks[l] = lobe_walks(lane.transport[l], tissue.terms.lobe_s, state.first_order);
+      }
+      state.transport(live, walks, false);
     }
   }
 

@@ -63,7 +63,13 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     r.cos_phase = static_cast<float>(std::cos(ev.phase[i]));
     r.sin_phase = static_cast<float>(std::sin(ev.phase[i]));
     r.control = (act & 0xffu) | (std::uint32_t(kind) << 8) | (std::uint32_t(live) << 16);
-    r.output_index = slot;
+    const bool is_pulse = kind == static_cast<std::uint8_t>(abi::EventKind::pulse);
+    const std::int32_t shim = ev.shim_index != nullptr ? ev.shim_index[i] : 0;
+    if (shim < 0 || (!is_pulse && shim != 0)) {
+      throw std::invalid_argument(where(i, "shim_index") + ": " + std::to_string(shim) +
+                                  (is_pulse ? " is negative" : " must be 0 for a non-pulse event"));
+    }
+    r.output_index = is_pulse ? shim : slot;
     r.rf_frequency_hz = ev.rf_frequency_hz[i];
     r.saturation = ev.saturation[i];
   }

@@ -22,8 +22,8 @@ struct alignas(16) EventRecord {
   float flip;
   float cos_phase;
   float sin_phase;
-  std::uint32_t control;  // action bits [0, 8), kind [8, 16), live orders [16, 32)
-  std::int32_t output_index;
+  std::uint32_t control;      // action bits [0, 8), kind [8, 16), live orders [16, 32)
+  std::int32_t output_index;  // adc: sample slot; pulse: shim setting (shim_of)
   float rf_frequency_hz;
   float saturation;
 };
@@ -35,6 +35,7 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint32_t action_of(const EventRecord& r) {
 KOKKOS_FORCEINLINE_FUNCTION abi::EventKind kind_of(const EventRecord& r) {
   return static_cast<abi::EventKind>((r.control >> 8) & 0xffu);
 }
+KOKKOS_FORCEINLINE_FUNCTION int shim_of(const EventRecord& r) { return r.output_index; }
 KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
   return static_cast<int>(r.control >> 16);
 }

@@ -97,6 +97,29 @@ struct RingStateBlock {
     }
   }
 
+  static constexpr int first_order = 0;  // one thread holds every order
+
+  // Diffusion and flow (transport.hpp), as StateBlock::transport.
+  KOKKOS_INLINE_FUNCTION void transport(int live, const TransportWalks (&walks)[lanes],
+                                        bool shared) {
+    const int n = live < opt ? live : opt;
+    TransportWalks w[lanes];
+    for (int l = 0; l < lanes; ++l) w[l] = walks[l];
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) {
+        w[l].fp.apply(fp_re[p][l], fp_im[p][l]);
+        (shared ? w[l].fp : w[l].fm).apply(fm_re[m][l], fm_im[m][l]);
+        (shared ? w[l].fp : w[l].z).apply(z_re[k][l], z_im[k][l]);
+        w[l].fp.advance();
+        if (!shared) {
+          w[l].fm.advance();
+          w[l].z.advance();
+        }
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void spoil() {
     for (int j = 0; j < ring; ++j) {
       for (int l = 0; l < lanes; ++l) {

@@ -10,6 +10,7 @@
 
 #include "common/kokkos_compat.hpp"
 #include "epg/operators.hpp"
+#include "epg/transport.hpp"
 
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define LARMOR_UNROLL _Pragma("unroll")
@@ -211,6 +212,32 @@ struct StateBlock {
             decay_transverse(applied[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l]);
           }
           evolve_longitudinal(applied[l], order_zero, z_re[j][l], z_im[j][l]);
+        }
+      }
+    }
+  }
+
+  // Diffusion and flow (transport.hpp): the walks start at this thread's
+  // first order; `shared`: one walk for all three families (an interval).
+  KOKKOS_INLINE_FUNCTION void transport(int live, const TransportWalks (&walks)[lanes],
+                                        bool shared) {
+    const int n = live_here(live);
+    TransportWalks w[lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) w[l] = walks[l];
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        LARMOR_UNROLL
+        for (int l = 0; l < lanes; ++l) {
+          w[l].fp.apply(fp_re[j][l], fp_im[j][l]);
+          (shared ? w[l].fp : w[l].fm).apply(fm_re[j][l], fm_im[j][l]);
+          (shared ? w[l].fp : w[l].z).apply(z_re[j][l], z_im[j][l]);
+          w[l].fp.advance();
+          if (!shared) {
+            w[l].fm.advance();
+            w[l].z.advance();
+          }
         }
       }
     }

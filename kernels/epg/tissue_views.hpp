@@ -1,6 +1,9 @@
 // Tissue as the kernels see it: each property is either a per-voxel map or one
 // uniform value. A property at its identity value (M0 = 1, B1 = 1, df = 0,
-// T1 = T2 = infinity) changes nothing, and a uniform one costs one register.
+// T1 = T2 = infinity, ADC = velocity = 0) changes nothing, and a uniform one
+// costs one register. The declared terms (diffusion, flow, a transmit array)
+// are switched on per run only where a map or a non-identity value was given
+// and the sequence declares what they need (a crusher moment, shim settings).
 #pragma once
 
 #include "common/kokkos_compat.hpp"
@@ -17,11 +20,59 @@ struct TissueProperty {
   }
 };
 
-// T1 and T2 in seconds (infinity allowed), off-resonance in Hz.
+// The complex transmit field of a voxel for one shim setting: the per-channel
+// fields combined by the setting's weights. `gain` scales the flip and
+// (cos, sin) of `phase` turns the pulse's axis.
+struct TransmitField {
+  float gain = 1.0f, cos_phase = 1.0f, sin_phase = 0.0f;
+};
+
+template <class MemorySpace>
+struct TransmitViews {
+  Kokkos::View<const float***, Kokkos::LayoutRight, MemorySpace> maps;     // [voxel][channel][2]
+  Kokkos::View<const float***, Kokkos::LayoutRight, MemorySpace> weights;  // [setting-1][ch][2]
+  int channels = 0;  // 0: no array (every pulse uses the scalar field)
+
+  KOKKOS_INLINE_FUNCTION TransmitField field(int voxel, int shim) const {
+    TransmitField f;
+    if (channels == 0 || shim <= 0) return f;
+    float re = 0.0f, im = 0.0f;
+    for (int c = 0; c < channels; ++c) {
+      const float wr = weights(shim - 1, c, 0), wi = weights(shim - 1, c, 1);
+      const float br = maps(voxel, c, 0), bi = maps(voxel, c, 1);
+      re += wr * br - wi * bi;
+      im += wr * bi + wi * br;
+    }
+    const float mag = kx::sqrt(re * re + im * im);
+    f.gain = mag;
+    if (mag > 0.0f) {
+      f.cos_phase = re / mag;
+      f.sin_phase = im / mag;
+    }
+    return f;
+  }
+};
+
+// Run-wide constants of the declared terms, from the sequence's crusher.
+struct TermConstants {
+  float moment_per_m = 0.0f;  // crusher moment: one order is 2 pi x this [rad/m]
+  float lobe_s = 0.0f;        // crusher lobe duration (0: no lobe factors)
+  float inv_slice_m = 0.0f;   // 1 / slice thickness (washout), 0: none
+};
+
+// T1 and T2 in seconds (infinity allowed), off-resonance in Hz, ADC in m^2/s,
+// velocity in m/s.
 template <class MemorySpace>
 struct TissueViews {
-  TissueProperty<MemorySpace> m0, t1_s, t2_s, b1, df_hz;
+  TissueProperty<MemorySpace> m0, t1_s, t2_s, b1, df_hz, adc, velocity;
+  TransmitViews<MemorySpace> transmit;
+  TermConstants terms;
   int voxels = 0;
+  // Which declared terms this run evaluates (set on the host, uniform).
+  bool diffusion = false, flow = false, washout = false;
+
+  KOKKOS_FORCEINLINE_FUNCTION bool transport() const { return diffusion || flow; }
+  KOKKOS_FORCEINLINE_FUNCTION bool lobes() const { return transport() && terms.lobe_s > 0.0f; }
 };
 
 // The tissue directions of derivatives, in this order everywhere.

@@ -74,7 +74,12 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     }
     options.split_all_pulses = s.boolean("split_pulses", false);
     try {
-      return pulseq::to_description(pulseq::PulseqFile::read(file.string()), options);
+      pulseq::TranslationReport report;
+      auto d = pulseq::to_description(pulseq::PulseqFile::read(file.string()), options, &report);
+      // The quantisation's moment is the one the description declares.
+      const auto& u = report.crusher_moment;
+      d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+      return d;
     } catch (const pulseq::PulseqError& e) {
       s.fail("file", std::string("could not be translated: ") + e.what());
     }
@@ -198,6 +203,53 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
   s.fail("builder", "'" + builder + "' is not a shipped builder (" + known + ")");
 }
 
+// Keys every builder takes: the crusher's moment and lobe duration and the
+// slice thickness (diffusion and flow), and a transmit array's shim settings
+// with the cycle of settings the pulses use (dynamic shimming).
+void read_gradient_and_shims(const std::string& builder, const Section& s,
+                             sequence::Description& d) {
+  if (builder != "pulseq" && s.has("crusher_moment_per_m")) {
+    d.crusher.moment_per_m = s.positive("crusher_moment_per_m", 0.0);
+  }
+  d.crusher.duration_s = ms(s.number("crusher_duration_ms", 0.0));
+  if (d.crusher.duration_s < 0.0) s.fail("crusher_duration_ms", "must be >= 0");
+  if (s.has("slice_thickness_mm"))
+    d.crusher.slice_thickness_m = 1e-3 * s.positive("slice_thickness_mm", 1.0);
+  if (!s.has("shim_weights")) {
+    if (s.has("shim_cycle")) s.fail("shim_cycle", "needs shim_weights");
+    return;
+  }
+  const toml::array* settings = s.node("shim_weights")->as_array();
+  if (!settings || settings->empty()) {
+    s.fail("shim_weights", "must be an array of settings, each an array of [re, im] per channel");
+  }
+  for (const toml::node& setting : *settings) {
+    const auto w = s.complex_numbers("shim_weights", &setting);
+    if (w.empty()) s.fail("shim_weights", "a setting needs one weight per channel");
+    if (d.shims.channels == 0) d.shims.channels = int(w.size());
+    if (int(w.size()) != d.shims.channels) {
+      s.fail("shim_weights", "every setting needs the same number of channels");
+    }
+    d.shims.weights.insert(d.shims.weights.end(), w.begin(), w.end());
+  }
+  std::vector<int> cycle = {1};
+  if (s.has("shim_cycle")) {
+    cycle.clear();
+    for (double v : s.numbers("shim_cycle")) {
+      if (v != std::floor(v) || v < 0 || v > d.shims.settings()) {
+        s.fail("shim_cycle", "must hold setting numbers from 0 (no array) to " +
+                                 std::to_string(d.shims.settings()));
+      }
+      cycle.push_back(int(v));
+    }
+    if (cycle.empty()) s.fail("shim_cycle", "must not be empty");
+  }
+  std::size_t n = 0;
+  for (auto& e : d.events) {
+    if (e.kind == sequence::EventKind::pulse) e.shim_index = cycle[n++ % cycle.size()];
+  }
+}
+
 // A property given as a number, an array, or a range {from, to, count,
 // spacing = "linear" | "log"}.
 std::vector<double> property_values(const Section& s, const std::string& key) {
@@ -253,6 +305,16 @@ TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
     const std::string maps = s.string("maps", "");
     spec.maps_path = (fs::path(maps).is_absolute() ? fs::path(maps) : deck_dir / maps).string();
     spec.mask_dataset = s.string("mask", "");
+  }
+  if (s.has("transmit")) {
+    // Per-channel complex fields: one uniform [re, im] per channel, or (maps
+    // mode) a dataset of the volume's shape followed by [channels, 2].
+    if (spec.mode == TissueSpec::Mode::maps && s.node("transmit")->is_string()) {
+      spec.transmit_dataset = s.string("transmit", "");
+    } else {
+      spec.transmit_uniform = s.complex_numbers("transmit", s.node("transmit"));
+      if (spec.transmit_uniform.empty()) s.fail("transmit", "needs at least one channel");
+    }
   }
   for (tissue::Property p : tissue::all_properties) {
     const std::string key = tissue::deck_name(p);
@@ -319,6 +381,7 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
   }
   try {
     deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf);
+    read_gradient_and_shims(deck.builder, seq, deck.sequence);
   } catch (const DeckError&) {
     throw;
   } catch (const std::exception& e) {

@@ -3,6 +3,7 @@
 // the deck file, the line and the key.
 #pragma once
 
+#include <complex>
 #include <map>
 #include <optional>
 #include <set>
@@ -29,6 +30,9 @@ struct TissueSpec {
   std::string maps_path;                                 // resolved against the deck
   std::string mask_dataset;                              // empty: every voxel
   std::map<tissue::Property, std::string> map_datasets;  // property -> dataset
+  // A transmit array: uniform per-channel fields, or a maps-mode dataset.
+  std::vector<std::complex<double>> transmit_uniform;
+  std::string transmit_dataset;
 };
 
 struct Deck {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -84,6 +85,24 @@ class Section {
       auto v = e.value<double>();
       if (!e.is_number() || !v || !std::isfinite(*v)) fail(key, "must hold finite numbers only");
       out.push_back(*v);
+    }
+    return out;
+  }
+
+  // An array of complex numbers written as [re, im] pairs.
+  std::vector<std::complex<double>> complex_numbers(const std::string& key,
+                                                    const toml::node* n) const {
+    std::vector<std::complex<double>> out;
+    const toml::array* a = n ? n->as_array() : nullptr;
+    if (!a) fail(key, "must be an array of [re, im] pairs");
+    for (const toml::node& e : *a) {
+      const toml::array* pair = e.as_array();
+      if (!pair || pair->size() != 2 || !(*pair)[0].is_number() || !(*pair)[1].is_number()) {
+        fail(key, "must hold [re, im] pairs of numbers");
+      }
+      const double re = (*pair)[0].value<double>().value(), im = (*pair)[1].value<double>().value();
+      if (!std::isfinite(re) || !std::isfinite(im)) fail(key, "must hold finite numbers only");
+      out.emplace_back(re, im);
     }
     return out;
   }

@@ -1,5 +1,6 @@
 #include "formats/tissue_source.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -108,12 +109,47 @@ LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm
   return out;
 }
 
+// The transmit array's channel fields of the local voxels.
+void load_transmit(const TissueSpec& spec, const parallel::Communicator& comm, LocalVoxels& out) {
+  auto& t = out.tissue;
+  if (!spec.transmit_uniform.empty()) {
+    t.transmit_channels = int(spec.transmit_uniform.size());
+    t.transmit.reserve(std::size_t(t.voxels) * spec.transmit_uniform.size());
+    for (std::int64_t v = 0; v < t.voxels; ++v) {
+      for (const auto& b : spec.transmit_uniform)
+        t.transmit.emplace_back(float(b.real()), float(b.imag()));
+    }
+    return;
+  }
+  if (spec.transmit_dataset.empty()) return;
+  H5Reader file(spec.maps_path, comm);
+  const auto dims = file.dims(spec.transmit_dataset);
+  const auto& volume = out.volume_shape;
+  const bool shaped = dims.size() == volume.size() + 2 && dims.back() == 2 &&
+                      std::equal(volume.begin(), volume.end(), dims.begin());
+  if (!shaped) {
+    throw std::invalid_argument(spec.maps_path + ": transmit dataset '" + spec.transmit_dataset +
+                                "' must have the volume's shape followed by [channels, 2]");
+  }
+  const std::size_t channels = dims[dims.size() - 2];
+  const std::vector<float> all = file.read_all_float(spec.transmit_dataset);
+  t.transmit_channels = int(channels);
+  t.transmit.resize(out.voxel_index.size() * channels);
+  for (std::size_t i = 0; i < out.voxel_index.size(); ++i) {
+    for (std::size_t c = 0; c < channels; ++c) {
+      const std::size_t at = (std::size_t(out.voxel_index[i]) * channels + c) * 2;
+      t.transmit[i * channels + c] = {all[at], all[at + 1]};
+    }
+  }
+}
+
 }  // namespace
 
 LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicator& comm,
                               const std::string& deck_path) {
   LocalVoxels out = spec.mode == TissueSpec::Mode::grid ? load_grid(spec, comm, deck_path)
                                                         : load_maps(spec, comm);
+  load_transmit(spec, comm, out);
   const std::string source =
       spec.mode == TissueSpec::Mode::grid ? deck_path + ": [tissue]" : spec.maps_path;
   // Validation is local; agree on it so no rank walks on alone.

@@ -47,6 +47,8 @@ std::vector<double> Description::timestamps_s() const {
 
 void Description::append(const Description& other) {
   events.insert(events.end(), other.events.begin(), other.events.end());
+  if (!crusher.declared()) crusher = other.crusher;
+  if (shims.channels == 0) shims = other.shims;
 }
 
 int default_order_count(const Description& d) {

@@ -2,6 +2,7 @@
 // builders, Pulseq, MRD) produces and the packer consumes.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -25,9 +26,32 @@ struct Event {
   double rf_frequency_hz = 0.0;
 };
 
+// The one crusher moment a description declares: every shift bit dephases by
+// it. Diffusion and flow are evaluated against it (docs/physics.md); an
+// undeclared moment (0) leaves both terms absent.
+struct CrusherGradient {
+  double moment_per_m = 0.0;  // |k| of one order, cycles per metre (gamma/2pi * area)
+  double duration_s = 0.0;    // of one lobe: the shift's own b-value and first moment
+  // Through-plane flow replaces spins that leave a slice of this thickness by
+  // relaxed ones (washout); 0: no washout.
+  double slice_thickness_m = 0.0;
+  bool declared() const { return moment_per_m > 0.0; }
+};
+
+// Shim settings of a transmit array: setting s (a pulse's shim_index s >= 1)
+// drives channel c with the complex weight weights[(s - 1) * channels + c].
+// shim_index 0 is the scalar transmit field (b1) alone.
+struct TransmitShims {
+  int channels = 0;
+  std::vector<std::complex<double>> weights;
+  int settings() const { return channels > 0 ? int(weights.size()) / channels : 0; }
+};
+
 struct Description {
   std::string name;  // builder or file it came from
   std::vector<Event> events;
+  CrusherGradient crusher;
+  TransmitShims shims;
   // Parameters that produced it, written as attributes next to the signals.
   std::map<std::string, double> parameters;
 

@@ -34,6 +34,27 @@ PackedSequence pack(const Description& d) {
     throw std::invalid_argument("sequence '" + d.name + "' has " + std::to_string(d.events.size()) +
                                 " events; the kernels index events with 32-bit integers");
   }
+  const auto& g = d.crusher;
+  if (!(g.moment_per_m >= 0.0 && std::isfinite(g.moment_per_m)) ||
+      !(g.duration_s >= 0.0 && std::isfinite(g.duration_s)) ||
+      !(g.slice_thickness_m >= 0.0 && std::isfinite(g.slice_thickness_m))) {
+    throw std::invalid_argument(
+        "sequence '" + d.name +
+        "': the crusher's moment, lobe duration and slice thickness must be "
+        "finite and >= 0");
+  }
+  if (d.shims.channels < 0 ||
+      (d.shims.channels > 0 && d.shims.weights.size() % std::size_t(d.shims.channels) != 0)) {
+    throw std::invalid_argument("sequence '" + d.name +
+                                "': " + std::to_string(d.shims.weights.size()) +
+                                " shim weights are not whole settings of " +
+                                std::to_string(d.shims.channels) + " channels");
+  }
+  for (const auto& w : d.shims.weights) {
+    if (!std::isfinite(w.real()) || !std::isfinite(w.imag())) {
+      throw std::invalid_argument("sequence '" + d.name + "': a shim weight is not finite");
+    }
+  }
   PackedSequence p;
   const std::size_t n = d.events.size();
   p.duration.reserve(n);
@@ -60,6 +81,17 @@ PackedSequence pack(const Description& d) {
     }
     if (e.kind == EventKind::adc && (e.action & (action::crush_before | action::crush_after))) {
       refuse(d, i, "crushers belong to refocusing pulses, not to a readout");
+    }
+    if (e.shim_index < 0 || (e.kind != EventKind::pulse && e.shim_index != 0)) {
+      refuse(
+          d, i,
+          "shim_index " + std::to_string(e.shim_index) +
+              (e.kind == EventKind::pulse ? " is negative" : " on an event that is not a pulse"));
+    }
+    if (e.shim_index > d.shims.settings()) {
+      refuse(d, i,
+             "shim_index " + std::to_string(e.shim_index) + " but the sequence declares " +
+                 std::to_string(d.shims.settings()) + " shim settings");
     }
     p.duration.push_back(static_cast<float>(e.duration_s));
     p.kind.push_back(static_cast<std::uint8_t>(e.kind));

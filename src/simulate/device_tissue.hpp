@@ -6,6 +6,7 @@
 #include <string>
 
 #include "epg/tissue_views.hpp"
+#include "sequence/description.hpp"
 #include "tissue/tissue.hpp"
 
 namespace larmor::simulate {
@@ -26,11 +27,56 @@ epg::TissueProperty<MemorySpace> upload_property(const tissue::PropertyValues& v
   return out;
 }
 
-// Voxels [begin, begin + count) of `t`. The kernels index voxels with 32-bit
-// integers: a larger slice is refused here, where the fact is known.
+// A transmit array's channel maps of voxels [begin, begin + count) and the
+// sequence's shim weights, as [voxel][channel][re, im] and [setting][channel]
+// [re, im]. The term is declared only when both are given.
+template <class MemorySpace>
+epg::TransmitViews<MemorySpace> upload_transmit(const tissue::Tissue& t,
+                                                const sequence::TransmitShims& shims,
+                                                std::int64_t begin, std::int64_t count) {
+  epg::TransmitViews<MemorySpace> out;
+  if (t.transmit_channels == 0 || shims.channels == 0) return out;
+  if (t.transmit_channels != shims.channels) {
+    throw std::invalid_argument("transmit array: the tissue has " +
+                                std::to_string(t.transmit_channels) +
+                                " channel maps but the sequence's shim settings drive " +
+                                std::to_string(shims.channels) + " channels");
+  }
+  const int channels = shims.channels, settings = shims.settings();
+  Kokkos::View<float***, Kokkos::LayoutRight, MemorySpace> maps("larmor::transmit_maps", count,
+                                                                channels, 2);
+  Kokkos::View<float***, Kokkos::LayoutRight, MemorySpace> weights("larmor::shim_weights", settings,
+                                                                   channels, 2);
+  auto host_maps = Kokkos::create_mirror_view(maps);
+  auto host_weights = Kokkos::create_mirror_view(weights);
+  for (std::int64_t v = 0; v < count; ++v) {
+    for (int c = 0; c < channels; ++c) {
+      const auto b = t.transmit[std::size_t((begin + v) * channels + c)];
+      host_maps(v, c, 0) = b.real();
+      host_maps(v, c, 1) = b.imag();
+    }
+  }
+  for (int s = 0; s < settings; ++s) {
+    for (int c = 0; c < channels; ++c) {
+      const auto w = shims.weights[std::size_t(s * channels + c)];
+      host_weights(s, c, 0) = float(w.real());
+      host_weights(s, c, 1) = float(w.imag());
+    }
+  }
+  Kokkos::deep_copy(maps, host_maps);
+  Kokkos::deep_copy(weights, host_weights);
+  out.maps = maps;
+  out.weights = weights;
+  out.channels = channels;
+  return out;
+}
+
+// Voxels [begin, begin + count) of `t`, with the terms the sequence `d`
+// declares. The kernels index voxels with 32-bit integers: a larger slice is
+// refused here, where the fact is known.
 template <class MemorySpace>
 epg::TissueViews<MemorySpace> upload_tissue(const tissue::Tissue& t, std::int64_t begin,
-                                            std::int64_t count) {
+                                            std::int64_t count, const sequence::Description& d) {
   if (count > std::numeric_limits<std::int32_t>::max()) {
     throw std::invalid_argument("larmor::epg::forward: " + std::to_string(count) +
                                 " voxels in one launch exceed the kernels' 32-bit voxel index");
@@ -42,6 +88,18 @@ epg::TissueViews<MemorySpace> upload_tissue(const tissue::Tissue& t, std::int64_
   v.t2_s = upload_property<MemorySpace>(t.t2_s, begin, count);
   v.b1 = upload_property<MemorySpace>(t.b1, begin, count);
   v.df_hz = upload_property<MemorySpace>(t.df_hz, begin, count);
+  // Diffusion and flow need the crusher's moment; flow out of a slice, its
+  // thickness. A term left at its identity is not evaluated at all.
+  const auto& g = d.crusher;
+  v.diffusion = g.declared() && !t.adc_m2_s.is_identity_in(0.0f);
+  v.flow = g.declared() && !t.velocity_m_s.is_identity_in(0.0f);
+  v.washout = g.slice_thickness_m > 0.0 && !t.velocity_m_s.is_identity_in(0.0f);
+  if (v.diffusion) v.adc = upload_property<MemorySpace>(t.adc_m2_s, begin, count);
+  if (v.flow || v.washout) v.velocity = upload_property<MemorySpace>(t.velocity_m_s, begin, count);
+  v.terms.moment_per_m = float(g.moment_per_m);
+  v.terms.lobe_s = float(g.duration_s);
+  v.terms.inv_slice_m = g.slice_thickness_m > 0.0 ? float(1.0 / g.slice_thickness_m) : 0.0f;
+  v.transmit = upload_transmit<MemorySpace>(t, d.shims, begin, count);
   return v;
 }
 

@@ -49,7 +49,7 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk, samples(), 2);
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count);
+    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
     epg::simulate_forward(exec, table, views, device_signals);
     exec.fence();
     Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
@@ -82,7 +82,7 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   };
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count);
+    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
     epg::simulate_tissue_jvp(exec, table, views, device_signals, device_tangents);
     exec.fence();
     Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_signals(
@@ -174,7 +174,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   };
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count);
+    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
     Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_w(
         cotangents + begin * std::int64_t(samples()) * 2, count, samples(), 2);
     Kokkos::deep_copy(Kokkos::subview(device_cotangents, rows(count), Kokkos::ALL, Kokkos::ALL),

@@ -17,6 +17,10 @@ const char* deck_name(Property p) {
       return "b1";
     case Property::off_resonance:
       return "off_resonance_hz";
+    case Property::diffusion:
+      return "adc_um2_ms";
+    case Property::velocity:
+      return "velocity_cm_s";
   }
   return "?";
 }
@@ -28,12 +32,28 @@ const char* units(Property p) {
       return "s";
     case Property::off_resonance:
       return "Hz";
+    case Property::diffusion:
+      return "m^2/s";
+    case Property::velocity:
+      return "m/s";
     default:
       return "1";
   }
 }
 
-double to_si(Property p) { return (p == Property::t1 || p == Property::t2) ? 1e-3 : 1.0; }
+double to_si(Property p) {
+  switch (p) {
+    case Property::t1:
+    case Property::t2:
+      return 1e-3;
+    case Property::diffusion:
+      return 1e-9;  // um^2/ms
+    case Property::velocity:
+      return 1e-2;  // cm/s
+    default:
+      return 1.0;
+  }
+}
 
 double identity_si(Property p) {
   switch (p) {
@@ -41,6 +61,8 @@ double identity_si(Property p) {
     case Property::b1:
       return 1.0;
     case Property::off_resonance:
+    case Property::diffusion:
+    case Property::velocity:
       return 0.0;
     default:
       return std::numeric_limits<double>::infinity();
@@ -59,6 +81,10 @@ PropertyValues& Tissue::operator[](Property p) {
       return b1;
     case Property::off_resonance:
       return df_hz;
+    case Property::diffusion:
+      return adc_m2_s;
+    case Property::velocity:
+      return velocity_m_s;
   }
   throw std::logic_error("unknown tissue property");
 }
@@ -73,8 +99,10 @@ bool acceptable(Property p, float v) {
       return !std::isnan(v) && v > 0.0f;  // infinity: no relaxation
     case Property::m0:
     case Property::b1:
+    case Property::diffusion:
       return std::isfinite(v) && v >= 0.0f;
     case Property::off_resonance:
+    case Property::velocity:
       return std::isfinite(v);
   }
   return false;
@@ -86,6 +114,7 @@ const char* requirement(Property p) {
       return "must be a positive number";
     case Property::m0:
     case Property::b1:
+    case Property::diffusion:
       return "must be finite and non-negative";
     default:
       return "must be finite";
@@ -116,6 +145,20 @@ void Tissue::validate(const std::string& source) const {
                                   std::to_string(v.uniform * scale) + "; it " + requirement(p));
     }
   }
+  if (transmit_channels < 0 || transmit.size() != std::size_t(transmit_channels > 0 ? voxels : 0) *
+                                                      std::size_t(transmit_channels)) {
+    throw std::invalid_argument(source + ": transmit maps hold " + std::to_string(transmit.size()) +
+                                " values for " + std::to_string(voxels) + " voxels x " +
+                                std::to_string(transmit_channels) + " channels");
+  }
+  for (std::size_t i = 0; i < transmit.size(); ++i) {
+    if (!std::isfinite(transmit[i].real()) || !std::isfinite(transmit[i].imag())) {
+      throw std::invalid_argument(
+          source + ": transmit field of channel " +
+          std::to_string(i % std::size_t(transmit_channels)) + " at voxel " +
+          std::to_string(i / std::size_t(transmit_channels)) + " is not finite");
+    }
+  }
 }
 
 Tissue Tissue::slice(std::int64_t begin, std::int64_t end) const {
@@ -130,6 +173,11 @@ Tissue Tissue::slice(std::int64_t begin, std::int64_t end) const {
     PropertyValues& dst = t[p];
     dst.uniform = src.uniform;
     if (src.is_map()) dst.map.assign(src.map.begin() + begin, src.map.begin() + end);
+  }
+  t.transmit_channels = transmit_channels;
+  if (transmit_channels > 0) {
+    t.transmit.assign(transmit.begin() + begin * transmit_channels,
+                      transmit.begin() + end * transmit_channels);
   }
   return t;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -11,9 +12,13 @@
 
 namespace larmor::tissue {
 
-enum class Property { m0, t1, t2, b1, off_resonance };
-inline constexpr std::array<Property, 5> all_properties = {Property::m0, Property::t1, Property::t2,
-                                                           Property::b1, Property::off_resonance};
+// The first five are also the directions of the tissue derivatives
+// (epg::tissue_direction); diffusion and velocity are declared terms that the
+// kernels evaluate only where given (see docs/physics.md).
+enum class Property { m0, t1, t2, b1, off_resonance, diffusion, velocity };
+inline constexpr std::array<Property, 7> all_properties = {
+    Property::m0,        Property::t1,      Property::t2, Property::b1, Property::off_resonance,
+    Property::diffusion, Property::velocity};
 
 // Name used in decks and files ("t1_ms" etc. carry their unit in the name).
 const char* deck_name(Property p);
@@ -27,6 +32,8 @@ struct PropertyValues {
   float uniform = 0.0f;    // SI
   std::vector<float> map;  // SI, one per voxel; empty means uniform
   bool is_map() const { return !map.empty(); }
+  // Uniform at `identity`: the property has no effect and costs nothing.
+  bool is_identity_in(float identity) const { return map.empty() && uniform == identity; }
   float at(std::int64_t voxel) const { return map.empty() ? uniform : map[std::size_t(voxel)]; }
 };
 
@@ -37,13 +44,21 @@ struct Tissue {
   PropertyValues t2_s{std::numeric_limits<float>::infinity(), {}};
   PropertyValues b1{1.0f, {}};
   PropertyValues df_hz{0.0f, {}};
+  PropertyValues adc_m2_s{0.0f, {}};      // apparent diffusion coefficient
+  PropertyValues velocity_m_s{0.0f, {}};  // along the crusher's axis (through-plane)
+  // Per-channel complex transmit fields of a transmit array, relative to the
+  // nominal field: transmit[voxel * transmit_channels + channel]. Empty: one
+  // channel, the scalar b1 only. Combined per pulse by the sequence's shim
+  // weights (sequence::TransmitShims); b1 still scales the result.
+  int transmit_channels = 0;
+  std::vector<std::complex<float>> transmit;
 
   PropertyValues& operator[](Property p);
   const PropertyValues& operator[](Property p) const;
 
   // Refuses NaN, and negative or zero values where they are unphysical (T1,
-  // T2 > 0; M0, B1 >= 0; off-resonance finite), naming `source`, the
-  // property and the first bad voxel.
+  // T2 > 0; M0, B1, ADC >= 0; off-resonance, velocity and transmit fields
+  // finite), naming `source`, the property and the first bad voxel.
   void validate(const std::string& source) const;
 
   // Voxels [begin, end) as a tissue of their own (uniform stays uniform).

@@ -6,6 +6,7 @@
 #include "epg/tstForward.hpp"
 #include "epg/tstDerivatives.hpp"
 #include "epg/tstHessian.hpp"
+#include "epg/tstTerms.hpp"
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"
 #include "epg/tstPoolExchange.hpp"

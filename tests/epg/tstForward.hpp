@@ -71,6 +71,11 @@ inline reference::Tissue voxel_of(const tissue::Tissue& t, std::int64_t v) {
   r.t2_s = t.t2_s.at(v);
   r.b1 = t.b1.at(v);
   r.df_hz = t.df_hz.at(v);
+  r.adc_m2_s = t.adc_m2_s.at(v);
+  r.velocity_m_s = t.velocity_m_s.at(v);
+  for (int c = 0; c < t.transmit_channels; ++c) {
+    r.transmit.push_back(t.transmit[std::size_t(v * t.transmit_channels + c)]);
+  }
   return r;
 }
 

@@ -76,6 +76,59 @@ path = "out.h5"
   EXPECT_EQ(d.tissue.values.at(tissue::Property::b1), (std::vector<double>{0.9, 1.1}));
 }
 
+// The declared terms: the crusher and slice (diffusion, flow), a transmit
+// array's shim settings with a cycle over the pulses, and tissue values in
+// their deck units.
+TEST_F(DeckTest, declared_terms_are_read_in_their_units) {
+  const Deck d = read_deck(write(R"(
+[sequence]
+builder = "mese"
+echoes = 3
+crusher_moment_per_m = 2500
+crusher_duration_ms = 1.5
+slice_thickness_mm = 4
+shim_weights = [[[1, 0], [0, 1]], [[0.5, -0.5], [2, 0]]]
+shim_cycle = [1, 2]
+
+[tissue]
+t1_ms = 900
+adc_um2_ms = 0.8
+velocity_cm_s = [-2, 3]
+transmit = [[0.9, 0.1], [0.7, -0.2]]
+)"));
+  EXPECT_DOUBLE_EQ(d.sequence.crusher.moment_per_m, 2500.0);
+  EXPECT_DOUBLE_EQ(d.sequence.crusher.duration_s, 1.5e-3);
+  EXPECT_DOUBLE_EQ(d.sequence.crusher.slice_thickness_m, 4e-3);
+  ASSERT_EQ(d.sequence.shims.channels, 2);
+  ASSERT_EQ(d.sequence.shims.settings(), 2);
+  EXPECT_EQ(d.sequence.shims.weights[2], std::complex<double>(0.5, -0.5));
+  std::vector<int> shims;
+  for (const auto& e : d.sequence.events) {
+    if (e.kind == sequence::EventKind::pulse) shims.push_back(e.shim_index);
+  }
+  EXPECT_EQ(shims, (std::vector<int>{1, 2, 1, 2}));  // excitation and three refocusing pulses
+  EXPECT_EQ(d.tissue.values.at(tissue::Property::diffusion), (std::vector<double>{0.8}));
+  EXPECT_EQ(d.tissue.values.at(tissue::Property::velocity), (std::vector<double>{-2.0, 3.0}));
+  ASSERT_EQ(d.tissue.transmit_uniform.size(), 2u);
+  EXPECT_EQ(d.tissue.transmit_uniform[1], std::complex<double>(0.7, -0.2));
+  EXPECT_DOUBLE_EQ(tissue::to_si(tissue::Property::diffusion), 1e-9);
+  EXPECT_DOUBLE_EQ(tissue::to_si(tissue::Property::velocity), 1e-2);
+
+  const std::string base = "[sequence]\nbuilder = \"mese\"\n";
+  EXPECT_NE(error_of(base + "shim_weights = [[[1, 0]], [[1, 0], [0, 1]]]\n" + kTissue)
+                .find("same number of channels"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of(base + "shim_weights = [[[1, 0]]]\nshim_cycle = [2]\n" + kTissue).find("shim_cycle"),
+      std::string::npos);
+  EXPECT_NE(error_of(base + "shim_cycle = [1]\n" + kTissue).find("needs shim_weights"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + "crusher_moment_per_m = -3\n" + kTissue).find("crusher_moment_per_m"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + "shim_weights = [[[1, 0, 3]]]\n" + kTissue).find("[re, im]"),
+            std::string::npos);
+}
+
 TEST_F(DeckTest, shipped_decks_parse) {
   for (const char* name : {"default", "mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf"}) {
     SCOPED_TRACE(name);

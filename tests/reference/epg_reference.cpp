@@ -232,20 +232,91 @@ void EpgState::relax_and_precess(double duration_s, const Tissue& tissue) {
   z_[0] = z_[0] * e1 + (1.0 - e1);
 }
 
+// Signed order n dephases by n q (q = 2 pi x the crusher moment, rad/m).
+// Over a gradient-free interval t a spin moving at v through the pattern
+// exp(i n q x) sees exp(i n q (x - v t)), and diffusion attenuates it by
+// exp(-D (n q)^2 t). Z_k is the pattern exp(i k q x) of Mz: the same.
+// Washout replaces the fraction 1 - w, w = exp(-|v| t / thickness), of the
+// spins by relaxed ones (Z_0 = 1, nothing else).
+void EpgState::transport(double duration_s, const Tissue& tissue,
+                         const larmor::sequence::CrusherGradient& crusher) {
+  const double q = 2.0 * kPi * crusher.moment_per_m;
+  for (int n = -(orders_ - 1); n < orders_; ++n) {
+    const double dephasing = n * q;
+    f_[index(n)] *= std::exp(-tissue.adc_m2_s * dephasing * dephasing * duration_s) *
+                    std::polar(1.0, -dephasing * tissue.velocity_m_s * duration_s);
+  }
+  for (int k = 1; k < orders_; ++k) {
+    const double dephasing = k * q;
+    z_[k] *= std::exp(-tissue.adc_m2_s * dephasing * dephasing * duration_s) *
+             std::polar(1.0, -dephasing * tissue.velocity_m_s * duration_s);
+  }
+  if (crusher.slice_thickness_m > 0.0) {
+    const double w =
+        std::exp(-std::abs(tissue.velocity_m_s) * duration_s / crusher.slice_thickness_m);
+    for (Complex& value : f_) value *= w;
+    for (int k = 1; k < orders_; ++k) z_[k] *= w;
+    z_[0] = w * z_[0] + (1.0 - w);
+  }
+}
+
+// During a lobe of duration tau the dephasing of signed order n grows
+// linearly from n q to (n + 1) q: the b-value is the integral of its square,
+// q^2 tau ((n + 1/2)^2 + 1/12), and the flow phase that of its mean, q v tau
+// (n + 1/2). Z does not move; it sees a static pattern for tau.
+void EpgState::lobe_shift(const Tissue& tissue, const larmor::sequence::CrusherGradient& crusher) {
+  const double q = 2.0 * kPi * crusher.moment_per_m, tau = crusher.duration_s;
+  for (int n = -(orders_ - 1); n < orders_; ++n) {
+    const double mean = n + 0.5;
+    f_[index(n)] *= std::exp(-tissue.adc_m2_s * q * q * tau * (mean * mean + 1.0 / 12.0)) *
+                    std::polar(1.0, -q * mean * tissue.velocity_m_s * tau);
+  }
+  for (int k = 1; k < orders_; ++k) {
+    z_[k] *= std::exp(-tissue.adc_m2_s * std::pow(k * q, 2) * tau) *
+             std::polar(1.0, -k * q * tissue.velocity_m_s * tau);
+  }
+  shift();
+}
+
+namespace {
+// A pulse's field: the transmit array's channels combined by the shim
+// setting's weights, 1 without an array.
+Complex transmit_field(const Description& d, const Tissue& tissue, int shim) {
+  if (shim <= 0 || d.shims.channels == 0 || tissue.transmit.empty()) return 1.0;
+  Complex b = 0.0;
+  for (int c = 0; c < d.shims.channels; ++c) {
+    b += d.shims.weights[std::size_t((shim - 1) * d.shims.channels + c)] *
+         tissue.transmit[std::size_t(c)];
+  }
+  return b;
+}
+}  // namespace
+
 void run_events(const Description& d, const Tissue& tissue, EpgState& state,
                 std::vector<Complex>& samples) {
   check_tissue(tissue);
+  const auto shift = [&] {
+    if (d.crusher.duration_s > 0.0) {
+      state.lobe_shift(tissue, d.crusher);
+    } else {
+      state.shift();
+    }
+  };
   for (const Event& e : d.events) {
     check_event(e);
-    if (e.action & action::crush_before) state.shift();
-    if (e.kind == EventKind::pulse) state.rotate(e.flip_rad * tissue.b1, e.phase_rad);
+    if (e.action & action::crush_before) shift();
+    if (e.kind == EventKind::pulse) {
+      const Complex b = transmit_field(d, tissue, e.shim_index);
+      state.rotate(e.flip_rad * tissue.b1 * std::abs(b), e.phase_rad + std::arg(b));
+    }
     if (e.kind == EventKind::adc) {
       samples.push_back(tissue.m0 * state.f(0) * std::polar(1.0, -e.phase_rad));
     }
-    if (e.action & action::crush_after) state.shift();
-    if (e.action & action::shift_after) state.shift();
+    if (e.action & action::crush_after) shift();
+    if (e.action & action::shift_after) shift();
     if (e.action & action::spoil_after) state.spoil();
     state.relax_and_precess(e.duration_s, tissue);
+    state.transport(e.duration_s, tissue, d.crusher);
   }
 }
 

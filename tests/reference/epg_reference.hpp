@@ -22,8 +22,11 @@
 // states are then the Fourier coefficients
 //   F_k = mean_j M+_j exp(-i k theta_j),   Z_k = mean_j Mz_j exp(-i k theta_j).
 //
-// Both ignore shim_index, saturation and rf_frequency_hz: they model one pool,
-// one transmit channel and instantaneous pulses.
+// Both ignore saturation and rf_frequency_hz: they model one pool and
+// instantaneous pulses. simulate() also models the declared terms (diffusion,
+// flow and washout against the description's crusher, a transmit array
+// combined by its shim settings), each written from the physics of its own
+// signed order (see epg_reference.cpp); the isochromats do not.
 #pragma once
 
 #include <array>
@@ -47,6 +50,9 @@ struct Tissue {
   double t2_s = kNoRelaxation;
   double b1 = 1.0;     // transmit scale: effective flip = nominal flip * b1
   double df_hz = 0.0;  // off-resonance
+  double adc_m2_s = 0.0;
+  double velocity_m_s = 0.0;      // along the crusher's axis
+  std::vector<Complex> transmit;  // per-channel field (empty: no array)
 };
 
 // The RF rotation as the matrix acting on the column (F+_k, F-_k, Z_k):
@@ -73,6 +79,11 @@ class EpgState {
   void shift();
   void spoil();
   void relax_and_precess(double duration_s, const Tissue& tissue);
+  // Diffusion, flow phase and washout over a gradient-free interval, and the
+  // shift as a crusher lobe of duration `lobe_s` moving every signed order up.
+  void transport(double duration_s, const Tissue& tissue,
+                 const larmor::sequence::CrusherGradient& crusher);
+  void lobe_shift(const Tissue& tissue, const larmor::sequence::CrusherGradient& crusher);
 
  private:
   int index(int signed_order) const { return signed_order + orders_ - 1; }

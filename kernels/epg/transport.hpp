@@ -1,0 +1,102 @@
+// Diffusion and flow: where their physics lives. Both act on EPG order k as
+// one complex factor per order, the same for F+_k, F-_k and Z_k, and are
+// evaluated only when a run declares them (tissue_views.hpp).
+//
+// With q the dephasing of one order (2 pi x the declared crusher moment),
+// D the voxel's ADC and v its velocity along the crusher's axis:
+//  * an interval t (no gradient) multiplies order k by
+//      exp(-D (k q)^2 t) exp(-i k q v t),
+//    the b-value k^2 q^2 t of a static dephasing, and the phase of spins that
+//    move by v t through a pattern of k q (Weigel et al., J Magn Reson 205:276,
+//    2010, for diffusion; the flow phase follows from M(x, t + dt) = M(x - v dt, t));
+//  * a crusher lobe of duration tau, moving signed order n to n + 1 linearly,
+//    multiplies the state by
+//      exp(-D q^2 tau ((n + 1/2)^2 + 1/12)) exp(-i q v tau (n + 1/2)),
+//    the b-value and first moment of a constant-gradient lobe. After the shift
+//    F+_m came from n = m - 1 and F-_m (signed order -m) from n = -m - 1; Z
+//    does not move and takes the interval factor for tau.
+// In every case the factor of order k has the form
+//   exp(-beta (k^2 + sigma k + rho)) exp(-i 2 pi gamma (k + sigma / 2)),
+// which a walk over consecutive orders produces with two complex multiplies
+// per order instead of an exponential and a sine.
+#pragma once
+
+#include "common/kokkos_compat.hpp"
+#include "common/sincos.hpp"
+
+namespace larmor::epg {
+
+// The factor of consecutive orders: `value` at the current order, times
+// `step` to the next; the step itself shrinks by `decay` each order.
+struct OrderWalk {
+  float re = 1.0f, im = 0.0f;
+  float step_re = 1.0f, step_im = 0.0f;
+  float decay = 1.0f;
+
+  KOKKOS_FORCEINLINE_FUNCTION void advance() {
+    const float r = re * step_re - im * step_im;
+    im = re * step_im + im * step_re;
+    re = r;
+    step_re *= decay;
+    step_im *= decay;
+  }
+  // The adjoint's factor (the transpose of a complex multiply).
+  KOKKOS_FORCEINLINE_FUNCTION OrderWalk conjugate() const {
+    OrderWalk w = *this;
+    w.im = -im;
+    w.step_im = -step_im;
+    return w;
+  }
+  template <class Real>
+  KOKKOS_FORCEINLINE_FUNCTION void apply(Real& x_re, Real& x_im) const {
+    const Real r = re * x_re - im * x_im;
+    x_im = re * x_im + im * x_re;
+    x_re = r;
+  }
+};
+
+// Starts a walk at order `first` for exp(-beta (k^2 + sigma k + rho))
+// exp(-i 2 pi gamma_turns (k + sigma / 2)).
+KOKKOS_INLINE_FUNCTION OrderWalk order_walk(float beta, float gamma_turns, float sigma, float rho,
+                                            int first) {
+  using kx::exp;
+  const float k = float(first);
+  OrderWalk w;
+  const float magnitude = exp(-beta * (k * k + sigma * k + rho));
+  float s, c;
+  sincos_turns(-gamma_turns * (k + 0.5f * sigma), s, c);
+  w.re = magnitude * c;
+  w.im = magnitude * s;
+  const float step = exp(-beta * (2.0f * k + 1.0f + sigma));
+  sincos_turns(-gamma_turns, s, c);
+  w.step_re = step * c;
+  w.step_im = step * s;
+  w.decay = exp(-2.0f * beta);
+  return w;
+}
+
+// A voxel's rates of the two terms: beta per second (D q^2) and the flow
+// phase per order per second in turns (moment x v).
+struct TransportRates {
+  float diffusion = 0.0f;   // D q^2 [1/s]
+  float flow_turns = 0.0f;  // crusher moment [1/m] x velocity [m/s]
+};
+
+// The three walks of one lane: F+, F- and Z. An interval uses one walk for all
+// three (`shared`).
+struct TransportWalks {
+  OrderWalk fp, fm, z;
+};
+
+KOKKOS_INLINE_FUNCTION OrderWalk interval_walk(const TransportRates& r, float t, int first) {
+  return order_walk(r.diffusion * t, r.flow_turns * t, 0.0f, 0.0f, first);
+}
+
+KOKKOS_INLINE_FUNCTION TransportWalks lobe_walks(const TransportRates& r, float tau, int first) {
+  const float beta = r.diffusion * tau, gamma = r.flow_turns * tau;
+  constexpr float third = 1.0f / 3.0f;  // 1/4 + 1/12
+  return {order_walk(beta, gamma, -1.0f, third, first), order_walk(beta, gamma, 1.0f, third, first),
+          order_walk(beta, gamma, 0.0f, 0.0f, first)};
+}
+
+}  // namespace larmor::epg
