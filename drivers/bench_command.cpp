@@ -41,6 +41,10 @@ void add_bench(CLI::App& app, BenchArgs& args) {
       ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp", "rebind", "perk", "match"}));
   cmd->add_option("-j,--json", args.json, "Where the JSON results go");
   cmd->add_option("--schedule", args.schedule, "MRF schedule CSV (for the mrf workload)");
+  cmd->add_option("-t,--terms", args.terms,
+                  "Declared terms, one run of each workload per value (repeatable): none, all, "
+                  "or a comma-separated list of off_resonance, diffusion, flow, transmit, "
+                  "second_pool, bound_pool");
 }
 
 namespace {
@@ -66,6 +70,7 @@ struct Result {
   double best_s = 0, median_s = 0, flops = 0;
   std::string layout;
   std::string mode;
+  std::string terms;
 };
 
 std::string hostname() {
@@ -81,7 +86,7 @@ std::string utc_now() {
   return buf;
 }
 
-Result bench_one(const std::string& name, const BenchArgs& args) {
+Result bench_one(const std::string& name, const std::string& terms, const BenchArgs& args) {
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;
   Workload w = make_workload(name, args.schedule);
@@ -90,8 +95,9 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
                       : std::max<std::int64_t>(1, std::llround(double(w.full_voxels) * args.scale));
   simulate::Options opts;
   opts.orders = w.orders;
+  tissue::Tissue tissue = workload_tissue(name, voxels);
+  declare_terms(terms, w.sequence, tissue);
   simulate::Simulator sim(w.sequence, opts);
-  const tissue::Tissue tissue = workload_tissue(name, voxels);
   tissue.validate("bench tissue");
 
   // Signals (and tangents) of a chunk stay within 2 GiB; the kernel is timed
@@ -113,7 +119,8 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
   const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {
-    chunks.push_back(simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b), sim.description()));
+    chunks.push_back(
+        simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b), sim.description()));
   }
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk,
                                                            sim.samples(), 2);
@@ -176,6 +183,7 @@ Result bench_one(const std::string& name, const BenchArgs& args) {
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
   if (args.mode != "forward") res.layout = args.mode;
   res.mode = args.mode;
+  res.terms = terms;
   return res;
 }
 
@@ -190,28 +198,33 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   }
   const int threads = Kokkos::DefaultExecutionSpace().concurrency();
   std::vector<Result> results;
-  for (const auto& name : args.workloads) results.push_back(bench_one(name, args));
+  for (const auto& name : args.workloads) {
+    for (const auto& terms : args.terms) results.push_back(bench_one(name, terms, args));
+  }
   if (!comm.is_root()) return 0;
 
   std::ostringstream json;
   json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
        << "\",\n  \"backend\": \"" << kx::backend_name() << "\",\n  \"concurrency\": " << threads
        << ",\n  \"results\": [\n";
-  std::printf("%-8s %10s %8s %7s %6s %9s %12s %12s %14s %10s\n", "workload", "voxels", "events",
-              "samples", "orders", "layout", "best [s]", "ns/ev/vox", "ev*vox/s", "GFLOP/s");
+  std::printf("%-8s %-14s %10s %8s %7s %6s %9s %12s %12s %14s %10s\n", "workload", "terms",
+              "voxels", "events", "samples", "orders", "layout", "best [s]", "ns/ev/vox",
+              "ev*vox/s", "GFLOP/s");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     const double ev = double(r.events) * double(r.voxels);
     const double ns = r.best_s * 1e9 / ev;
     const double gflops = r.flops / r.best_s * 1e-9;
-    std::printf("%-8s %10lld %8lld %7d %6d %9s %12.6f %12.4f %14.4g %10.2f\n", r.workload.c_str(),
-                static_cast<long long>(r.voxels), static_cast<long long>(r.events), r.samples,
-                r.orders, r.layout.c_str(), r.best_s, ns, ev / r.best_s, gflops);
-    json << "    {\"workload\": \"" << r.workload << "\", \"voxels\": " << r.voxels
-         << ", \"events\": " << r.events << ", \"samples\": " << r.samples
-         << ", \"orders\": " << r.orders << ", \"repeats\": " << r.repeats
-         << ", \"best_s\": " << r.best_s << ", \"median_s\": " << r.median_s
-         << ", \"ns_per_event_voxel\": " << ns << ", \"event_voxels_per_s\": " << ev / r.best_s
+    std::printf("%-8s %-14s %10lld %8lld %7d %6d %9s %12.6f %12.4f %14.4g %10.2f\n",
+                r.workload.c_str(), r.terms.c_str(), static_cast<long long>(r.voxels),
+                static_cast<long long>(r.events), r.samples, r.orders, r.layout.c_str(), r.best_s,
+                ns, ev / r.best_s, gflops);
+    json << "    {\"workload\": \"" << r.workload << "\", \"terms\": \"" << r.terms
+         << "\", \"voxels\": " << r.voxels << ", \"events\": " << r.events
+         << ", \"samples\": " << r.samples << ", \"orders\": " << r.orders
+         << ", \"repeats\": " << r.repeats << ", \"best_s\": " << r.best_s
+         << ", \"median_s\": " << r.median_s << ", \"ns_per_event_voxel\": " << ns
+         << ", \"event_voxels_per_s\": " << ev / r.best_s
          << ", \"us_per_voxel\": " << r.best_s * 1e6 / double(r.voxels) << ", \"layout\": \""
          << r.layout << "\", \"mode\": \"" << r.mode << "\", \"flops\": " << r.flops
          << ", \"gflop_per_s\": " << gflops << "}" << (i + 1 < results.size() ? ",\n" : "\n");

@@ -27,6 +27,7 @@ struct BenchArgs {
   std::string mode = "forward";  // or jvp, vjp, hvp (see add_bench)
   std::string json = "larmor-bench.json";
   std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
+  std::vector<std::string> terms = {"none"};  // declared terms, one run per entry
 };
 void add_bench(CLI::App& app, BenchArgs& args);
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);

@@ -1,6 +1,7 @@
 #include "workloads.hpp"
 
 #include <cmath>
+#include <complex>
 #include <stdexcept>
 
 #include "sequence/builders/builders.hpp"
@@ -58,6 +59,83 @@ tissue::Tissue workload_tissue(const std::string& name, std::int64_t voxels) {
     t.b1.map[std::size_t(i)] = static_cast<float>(b1_lo + (b1_hi - b1_lo) * u3);
   }
   return t;
+}
+
+std::vector<std::string> known_terms() {
+  return {"off_resonance", "diffusion", "flow", "transmit", "second_pool", "bound_pool"};
+}
+
+void declare_terms(const std::string& terms, sequence::Description& d, tissue::Tissue& t) {
+  std::vector<std::string> names;
+  if (terms == "all") {  // every term (the pools are layouts of their own)
+    names = {"off_resonance", "diffusion", "flow", "transmit"};
+  } else if (terms != "none" && !terms.empty()) {
+    std::string::size_type at = 0;
+    while (at <= terms.size()) {
+      const auto comma = terms.find(',', at);
+      names.push_back(
+          terms.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+  }
+  const std::size_t n = std::size_t(t.voxels);
+  // Low-discrepancy fractions, independent of the workload's own.
+  const auto fraction = [](std::size_t i, double step) {
+    return std::fmod(0.25 + step * double(i), 1.0);
+  };
+  for (const auto& name : names) {
+    if (name == "off_resonance") {
+      t.df_hz.map.resize(n);
+      for (std::size_t i = 0; i < n; ++i)
+        t.df_hz.map[i] = float(-50.0 + 100.0 * fraction(i, 0.4142135623730951));
+    } else if (name == "diffusion" || name == "flow") {
+      d.crusher.moment_per_m = 1000.0;
+      d.crusher.duration_s = 1e-3;
+      auto& values = name == "diffusion" ? t.adc_m2_s.map : t.velocity_m_s.map;
+      values.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double u = fraction(i, name == "diffusion" ? 0.7320508075688772 : 0.2360679774997897);
+        values[i] = name == "diffusion" ? float((0.3 + 2.7 * u) * 1e-9) : float(0.1 * (u - 0.5));
+      }
+      if (name == "flow") d.crusher.slice_thickness_m = 5e-3;
+    } else if (name == "transmit") {
+      constexpr int channels = 8;
+      d.shims.channels = channels;
+      d.shims.weights.clear();
+      for (int s = 0; s < 2; ++s) {
+        for (int c = 0; c < channels; ++c) {
+          d.shims.weights.push_back(std::polar(1.0 / channels, 0.785398 * c * (s + 1)));
+        }
+      }
+      int pulse = 0;
+      for (auto& e : d.events) {
+        if (e.kind == sequence::EventKind::pulse) e.shim_index = 1 + (pulse++ % 2);
+      }
+      t.transmit_channels = channels;
+      t.transmit.resize(n * channels);
+      for (std::size_t i = 0; i < n; ++i) {
+        for (int c = 0; c < channels; ++c) {
+          t.transmit[i * channels + std::size_t(c)] =
+              std::polar(float(0.8 + 0.4 * fraction(i * channels + c, 0.6180339887498949)),
+                         float(6.283185 * fraction(i + 7 * std::size_t(c), 0.1414213562373095)));
+        }
+      }
+    } else if (name == "second_pool") {  // myelin water: a pooled layout, not a term
+      t.pool_fraction.uniform = 0.15f;
+      t.pool_t1_s.uniform = 0.5f;
+      t.pool_t2_s.uniform = 0.015f;
+      t.pool_exchange_hz.uniform = 10.0f;
+    } else if (name == "bound_pool") {  // magnetisation transfer
+      t.bound_fraction.uniform = 0.12f;
+      t.bound_t1_s.uniform = 1.0f;
+      t.bound_exchange_hz.uniform = 4.3f;
+    } else {
+      std::string known;
+      for (const auto& k : known_terms()) known += " " + k;
+      throw std::invalid_argument("unknown term '" + name + "' (none, all," + known + ")");
+    }
+  }
 }
 
 }  // namespace larmor::drivers

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sequence/builders/builders.hpp"
 #include "sequence/description.hpp"
@@ -27,5 +28,16 @@ Workload make_workload(const std::string& name, const std::string& schedule_csv)
 // Deterministic tissue spread over the workload's ranges (a low-discrepancy
 // sequence, so any voxel count covers the ranges evenly).
 tissue::Tissue workload_tissue(const std::string& name, std::int64_t voxels);
+
+// The declared terms the bench can add to a workload, each at typical values:
+// off_resonance (df over +-50 Hz), diffusion (ADC 0.3-3 um^2/ms against a
+// 1 cycle/mm crusher with 1 ms lobes), flow (velocity over +-5 cm/s, its phase
+// and washout from a 5 mm slice), transmit (an 8-channel array, two shim
+// settings alternating pulse by pulse); and the pooled layouts second_pool
+// (myelin water: 15 %, T1 500 ms, T2 15 ms, 10/s exchange) and bound_pool
+// (magnetisation transfer: 12 %, 4.3/s). `terms` is "none", "all" (the four
+// terms) or a comma-separated list; an unknown name throws.
+std::vector<std::string> known_terms();
+void declare_terms(const std::string& terms, sequence::Description& d, tissue::Tissue& t);
 
 }  // namespace larmor::drivers

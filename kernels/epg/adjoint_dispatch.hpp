@@ -79,6 +79,11 @@ void simulate_reverse(const ExecSpace& exec,
   const std::string name = adjoint_kernel_name;
   if (tissue.voxels <= 0 || events.count == 0) return;
   check_order_limit(events.orders, adjoint_kernel_name);
+  if (tissue.pools.active()) {
+    throw std::invalid_argument(name +
+                                ": pooled models (a second or a bound pool) run forward and in "
+                                "forward mode (JVP) only; their reverse sweep is not written yet");
+  }
   const auto voxels = std::size_t(tissue.voxels);
   const auto wrong = [&](const auto& m, std::size_t rows, int columns) {
     return m.extent(0) < rows || m.extent(1) != std::size_t(columns);

@@ -12,6 +12,7 @@
 
 #include "epg/event_loop.hpp"
 #include "epg/forward.hpp"
+#include "epg/pooled_impl.hpp"
 
 namespace larmor::epg {
 
@@ -161,6 +162,10 @@ void simulate_forward(const ExecSpace& exec,
         ", expected at least " + std::to_string(tissue.voxels) + " x " +
         std::to_string(events.samples) + " x 2");
   }
+  if (tissue.pools.active()) {  // a pooled model has layouts of its own
+    simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {});
+    return;
+  }
   const LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
 
 #define LARMOR_FORWARD_LAYOUT(OPT, L)                                               \
@@ -213,6 +218,10 @@ void simulate_tissue_jvp(const ExecSpace& exec,
     throw std::invalid_argument(name + ": the signal or tangent array is too small for " +
                                 std::to_string(tissue.voxels) + " voxels and " +
                                 std::to_string(events.samples) + " samples");
+  }
+  if (tissue.pools.active()) {
+    simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents);
+    return;
   }
   LaunchShape s;
   s.lanes = 1;

@@ -1,7 +1,6 @@
 // Longitudinal relaxation with exchange between pools, for the pooled
-// models of the physics issue (myelin water: two free pools; magnetisation
-// transfer: a free and a bound pool; three pools). Not yet used by a kernel:
-// the event loop of a pooled layout will apply these steps per voxel.
+// layouts (pooled_impl.hpp: myelin water, two free pools; magnetisation
+// transfer, a free and a bound pool; three pools).
 //
 // N pools with longitudinal magnetisation m (each pool's own M0 at
 // equilibrium), relaxation rates R1_i, and exchange rates k_ij (from pool i

@@ -60,6 +60,23 @@ struct TermConstants {
   float inv_slice_m = 0.0f;   // 1 / slice thickness (washout), 0: none
 };
 
+// A pooled model's properties (docs/physics.md): a second free pool that
+// exchanges with the first (myelin water) and a bound pool for magnetisation
+// transfer. `free` and `bound` pick the compiled pooled layout; 1 and 0: the
+// single-pool kernels run instead.
+template <class MemorySpace>
+struct PoolViews {
+  int free = 1, bound = 0;
+  TissueProperty<MemorySpace> fraction, t1_s, t2_s, exchange_hz;  // the second free pool
+  TissueProperty<MemorySpace> bound_fraction, bound_t1_s, bound_exchange_hz;
+  // Per event: the bound pool's saturation exponent at B1 = 1, pi g(offset)
+  // sum omega1^2 dt (the pool keeps exp(-exponent B1^2) through the pulse).
+  Kokkos::View<const float*, MemorySpace> saturation;
+
+  KOKKOS_FORCEINLINE_FUNCTION bool active() const { return free > 1 || bound > 0; }
+  int count() const { return free + bound; }
+};
+
 // T1 and T2 in seconds (infinity allowed), off-resonance in Hz, ADC in m^2/s,
 // velocity in m/s.
 template <class MemorySpace>
@@ -67,6 +84,7 @@ struct TissueViews {
   TissueProperty<MemorySpace> m0, t1_s, t2_s, b1, df_hz, adc, velocity;
   TransmitViews<MemorySpace> transmit;
   TermConstants terms;
+  PoolViews<MemorySpace> pools;
   int voxels = 0;
   // Which declared terms this run evaluates (set on the host, uniform).
   bool diffusion = false, flow = false, washout = false;

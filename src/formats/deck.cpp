@@ -306,6 +306,15 @@ TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
     spec.maps_path = (fs::path(maps).is_absolute() ? fs::path(maps) : deck_dir / maps).string();
     spec.mask_dataset = s.string("mask", "");
   }
+  // The bound pool's lineshape and T2 are model constants, not maps.
+  spec.bound_t2_us = s.positive("bound_t2_us", spec.bound_t2_us);
+  if (s.has("bound_lineshape")) {
+    try {
+      spec.bound_lineshape = tissue::lineshape_named(s.string("bound_lineshape", ""));
+    } catch (const std::invalid_argument& e) {
+      s.fail("bound_lineshape", e.what());
+    }
+  }
   if (s.has("transmit")) {
     // Per-channel complex fields: one uniform [re, im] per channel, or (maps
     // mode) a dataset of the volume's shape followed by [channels, 2].

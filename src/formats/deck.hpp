@@ -33,6 +33,9 @@ struct TissueSpec {
   // A transmit array: uniform per-channel fields, or a maps-mode dataset.
   std::vector<std::complex<double>> transmit_uniform;
   std::string transmit_dataset;
+  // A bound pool's model constants.
+  double bound_t2_us = 12.0;
+  tissue::Lineshape bound_lineshape = tissue::Lineshape::super_lorentzian;
 };
 
 struct Deck {

@@ -150,6 +150,8 @@ LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicat
   LocalVoxels out = spec.mode == TissueSpec::Mode::grid ? load_grid(spec, comm, deck_path)
                                                         : load_maps(spec, comm);
   load_transmit(spec, comm, out);
+  out.tissue.bound_t2_s = spec.bound_t2_us * 1e-6;
+  out.tissue.bound_lineshape = spec.bound_lineshape;
   const std::string source =
       spec.mode == TissueSpec::Mode::grid ? deck_path + ": [tissue]" : spec.maps_path;
   // Validation is local; agree on it so no rank walks on alone.

@@ -71,6 +71,46 @@ epg::TransmitViews<MemorySpace> upload_transmit(const tissue::Tissue& t,
   return out;
 }
 
+// A pooled model's properties, and per event the bound pool's saturation
+// exponent at B1 = 1 (pi g(offset) x the pulse's power integral).
+template <class MemorySpace>
+void upload_pools(const tissue::Tissue& t, const sequence::Description& d, std::int64_t begin,
+                  std::int64_t count, epg::TissueViews<MemorySpace>& v) {
+  auto& p = v.pools;
+  p.free = t.has_second_pool() ? 2 : 1;
+  p.bound = t.has_bound_pool() ? 1 : 0;
+  if (!p.active()) return;
+  if (v.diffusion || v.flow || v.washout || v.transmit.channels > 0) {
+    throw std::invalid_argument(
+        "larmor::epg::pooled: pooled models do not combine with diffusion, flow or a transmit "
+        "array yet; give those terms to a single-pool tissue");
+  }
+  p.fraction = upload_property<MemorySpace>(t.pool_fraction, begin, count);
+  p.t1_s = upload_property<MemorySpace>(t.pool_t1_s, begin, count);
+  p.t2_s = upload_property<MemorySpace>(t.pool_t2_s, begin, count);
+  p.exchange_hz = upload_property<MemorySpace>(t.pool_exchange_hz, begin, count);
+  p.bound_fraction = upload_property<MemorySpace>(t.bound_fraction, begin, count);
+  p.bound_t1_s = upload_property<MemorySpace>(t.bound_t1_s, begin, count);
+  p.bound_exchange_hz = upload_property<MemorySpace>(t.bound_exchange_hz, begin, count);
+  Kokkos::View<float*, MemorySpace> saturation("larmor::bound_saturation",
+                                               p.bound > 0 ? d.events.size() : 0);
+  if (p.bound > 0) {
+    auto host = Kokkos::create_mirror_view(saturation);
+    constexpr double pi = 3.14159265358979323846;
+    for (std::size_t e = 0; e < d.events.size(); ++e) {
+      const auto& ev = d.events[e];
+      host(e) = ev.kind == sequence::EventKind::pulse && ev.saturation > 0.0f
+                    ? float(pi *
+                            tissue::absorption_lineshape(t.bound_lineshape, ev.rf_frequency_hz,
+                                                         t.bound_t2_s) *
+                            double(ev.saturation))
+                    : 0.0f;
+    }
+    Kokkos::deep_copy(saturation, host);
+  }
+  p.saturation = saturation;
+}
+
 // Voxels [begin, begin + count) of `t`, with the terms the sequence `d`
 // declares. The kernels index voxels with 32-bit integers: a larger slice is
 // refused here, where the fact is known.
@@ -100,6 +140,7 @@ epg::TissueViews<MemorySpace> upload_tissue(const tissue::Tissue& t, std::int64_
   v.terms.lobe_s = float(g.duration_s);
   v.terms.inv_slice_m = g.slice_thickness_m > 0.0 ? float(1.0 / g.slice_thickness_m) : 0.0f;
   v.transmit = upload_transmit<MemorySpace>(t, d.shims, begin, count);
+  upload_pools(t, d, begin, count, v);
   return v;
 }
 

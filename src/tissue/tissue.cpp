@@ -5,145 +5,143 @@
 
 namespace larmor::tissue {
 
-const char* deck_name(Property p) {
-  switch (p) {
-    case Property::m0:
-      return "m0";
-    case Property::t1:
-      return "t1_ms";
-    case Property::t2:
-      return "t2_ms";
-    case Property::b1:
-      return "b1";
-    case Property::off_resonance:
-      return "off_resonance_hz";
-    case Property::diffusion:
-      return "adc_um2_ms";
-    case Property::velocity:
-      return "velocity_cm_s";
-  }
-  return "?";
-}
-
-const char* units(Property p) {
-  switch (p) {
-    case Property::t1:
-    case Property::t2:
-      return "s";
-    case Property::off_resonance:
-      return "Hz";
-    case Property::diffusion:
-      return "m^2/s";
-    case Property::velocity:
-      return "m/s";
-    default:
-      return "1";
-  }
-}
-
-double to_si(Property p) {
-  switch (p) {
-    case Property::t1:
-    case Property::t2:
-      return 1e-3;
-    case Property::diffusion:
-      return 1e-9;  // um^2/ms
-    case Property::velocity:
-      return 1e-2;  // cm/s
-    default:
-      return 1.0;
-  }
-}
-
-double identity_si(Property p) {
-  switch (p) {
-    case Property::m0:
-    case Property::b1:
-      return 1.0;
-    case Property::off_resonance:
-    case Property::diffusion:
-    case Property::velocity:
-      return 0.0;
-    default:
-      return std::numeric_limits<double>::infinity();
-  }
-}
-
-PropertyValues& Tissue::operator[](Property p) {
-  switch (p) {
-    case Property::m0:
-      return m0;
-    case Property::t1:
-      return t1_s;
-    case Property::t2:
-      return t2_s;
-    case Property::b1:
-      return b1;
-    case Property::off_resonance:
-      return df_hz;
-    case Property::diffusion:
-      return adc_m2_s;
-    case Property::velocity:
-      return velocity_m_s;
-  }
-  throw std::logic_error("unknown tissue property");
-}
-
-const PropertyValues& Tissue::operator[](Property p) const { return const_cast<Tissue&>(*this)[p]; }
-
 namespace {
-bool acceptable(Property p, float v) {
-  switch (p) {
-    case Property::t1:
-    case Property::t2:
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+enum class Range { positive, non_negative, finite, fraction };
+
+struct PropertyInfo {
+  Property property;
+  const char* deck_name;
+  const char* si_units;
+  double to_si;
+  double identity;
+  Range range;
+};
+
+// One row per property, in the order of Property.
+constexpr PropertyInfo kProperties[] = {
+    {Property::m0, "m0", "1", 1.0, 1.0, Range::non_negative},
+    {Property::t1, "t1_ms", "s", 1e-3, kInfinity, Range::positive},
+    {Property::t2, "t2_ms", "s", 1e-3, kInfinity, Range::positive},
+    {Property::b1, "b1", "1", 1.0, 1.0, Range::non_negative},
+    {Property::off_resonance, "off_resonance_hz", "Hz", 1.0, 0.0, Range::finite},
+    {Property::diffusion, "adc_um2_ms", "m^2/s", 1e-9, 0.0, Range::non_negative},
+    {Property::velocity, "velocity_cm_s", "m/s", 1e-2, 0.0, Range::finite},
+    {Property::pool_fraction, "pool_fraction", "1", 1.0, 0.0, Range::fraction},
+    {Property::pool_t1, "pool_t1_ms", "s", 1e-3, kInfinity, Range::positive},
+    {Property::pool_t2, "pool_t2_ms", "s", 1e-3, kInfinity, Range::positive},
+    {Property::pool_exchange, "pool_exchange_hz", "1/s", 1.0, 0.0, Range::non_negative},
+    {Property::bound_fraction, "bound_fraction", "1", 1.0, 0.0, Range::fraction},
+    {Property::bound_t1, "bound_t1_ms", "s", 1e-3, kInfinity, Range::positive},
+    {Property::bound_exchange, "bound_exchange_hz", "1/s", 1.0, 0.0, Range::non_negative},
+};
+static_assert(sizeof(kProperties) / sizeof(kProperties[0]) == all_properties.size(),
+              "one row per property");
+
+const PropertyInfo& info(Property p) {
+  const auto& row = kProperties[static_cast<int>(p)];
+  if (row.property != p) throw std::logic_error("tissue property table out of order");
+  return row;
+}
+
+bool acceptable(Range r, float v) {
+  switch (r) {
+    case Range::positive:
       return !std::isnan(v) && v > 0.0f;  // infinity: no relaxation
-    case Property::m0:
-    case Property::b1:
-    case Property::diffusion:
+    case Range::non_negative:
       return std::isfinite(v) && v >= 0.0f;
-    case Property::off_resonance:
-    case Property::velocity:
+    case Range::finite:
       return std::isfinite(v);
+    case Range::fraction:
+      return v >= 0.0f && v < 1.0f;
   }
   return false;
 }
-const char* requirement(Property p) {
-  switch (p) {
-    case Property::t1:
-    case Property::t2:
+
+const char* requirement(Range r) {
+  switch (r) {
+    case Range::positive:
       return "must be a positive number";
-    case Property::m0:
-    case Property::b1:
-    case Property::diffusion:
+    case Range::non_negative:
       return "must be finite and non-negative";
+    case Range::fraction:
+      return "must be a fraction in [0, 1)";
     default:
       return "must be finite";
   }
 }
+
 }  // namespace
+
+const char* deck_name(Property p) { return info(p).deck_name; }
+const char* units(Property p) { return info(p).si_units; }
+double to_si(Property p) { return info(p).to_si; }
+double identity_si(Property p) { return info(p).identity; }
+
+PropertyValues& Tissue::operator[](Property p) {
+  PropertyValues* values[] = {&m0,
+                              &t1_s,
+                              &t2_s,
+                              &b1,
+                              &df_hz,
+                              &adc_m2_s,
+                              &velocity_m_s,
+                              &pool_fraction,
+                              &pool_t1_s,
+                              &pool_t2_s,
+                              &pool_exchange_hz,
+                              &bound_fraction,
+                              &bound_t1_s,
+                              &bound_exchange_hz};
+  static_assert(sizeof(values) / sizeof(values[0]) == all_properties.size(), "one per property");
+  return *values[static_cast<int>(p)];
+}
+
+const PropertyValues& Tissue::operator[](Property p) const { return const_cast<Tissue&>(*this)[p]; }
 
 void Tissue::validate(const std::string& source) const {
   if (voxels < 0) throw std::invalid_argument(source + ": negative voxel count");
   for (Property p : all_properties) {
     const PropertyValues& v = (*this)[p];
-    const double scale = 1.0 / to_si(p);  // report in deck units
+    const PropertyInfo& row = info(p);
+    const double scale = 1.0 / row.to_si;  // report in deck units
     if (v.is_map()) {
       if (std::int64_t(v.map.size()) != voxels) {
-        throw std::invalid_argument(source + ": map '" + deck_name(p) + "' has " +
+        throw std::invalid_argument(source + ": map '" + row.deck_name + "' has " +
                                     std::to_string(v.map.size()) + " values for " +
                                     std::to_string(voxels) + " voxels");
       }
       for (std::size_t i = 0; i < v.map.size(); ++i) {
-        if (!acceptable(p, v.map[i])) {
-          throw std::invalid_argument(source + ": " + deck_name(p) + " at voxel " +
-                                      std::to_string(i) + " is " +
-                                      std::to_string(v.map[i] * scale) + "; it " + requirement(p));
+        if (!acceptable(row.range, v.map[i])) {
+          throw std::invalid_argument(
+              source + ": " + row.deck_name + " at voxel " + std::to_string(i) + " is " +
+              std::to_string(v.map[i] * scale) + "; it " + requirement(row.range));
         }
       }
-    } else if (!acceptable(p, v.uniform)) {
-      throw std::invalid_argument(source + ": " + deck_name(p) + " = " +
-                                  std::to_string(v.uniform * scale) + "; it " + requirement(p));
+    } else if (!acceptable(row.range, v.uniform)) {
+      throw std::invalid_argument(source + ": " + row.deck_name + " = " +
+                                  std::to_string(v.uniform * scale) + "; it " +
+                                  requirement(row.range));
     }
+  }
+  // A second pool needs its own relaxation; the free pool keeps a share.
+  if (has_second_pool() &&
+      (pool_t1_s.is_identity_in(INFINITY) || pool_t2_s.is_identity_in(INFINITY))) {
+    throw std::invalid_argument(source +
+                                ": pool_fraction is given, so pool_t1_ms and pool_t2_ms "
+                                "(the second pool's relaxation) are needed too");
+  }
+  if (has_bound_pool() && !(bound_t2_s > 0.0 && std::isfinite(bound_t2_s))) {
+    throw std::invalid_argument(source + ": bound_t2_us must be positive and finite");
+  }
+  for (std::int64_t i = 0; i < voxels; ++i) {
+    if (pool_fraction.at(i) + bound_fraction.at(i) >= 1.0f) {
+      throw std::invalid_argument(source + ": pool_fraction + bound_fraction at voxel " +
+                                  std::to_string(i) + " leaves no free water (must be below 1)");
+    }
+    if (!pool_fraction.is_map() && !bound_fraction.is_map()) break;  // uniform: once
   }
   if (transmit_channels < 0 || transmit.size() != std::size_t(transmit_channels > 0 ? voxels : 0) *
                                                       std::size_t(transmit_channels)) {
@@ -168,6 +166,8 @@ Tissue Tissue::slice(std::int64_t begin, std::int64_t end) const {
   }
   Tissue t;
   t.voxels = end - begin;
+  t.bound_lineshape = bound_lineshape;
+  t.bound_t2_s = bound_t2_s;
   for (Property p : all_properties) {
     const PropertyValues& src = (*this)[p];
     PropertyValues& dst = t[p];

@@ -10,15 +10,45 @@
 #include <string>
 #include <vector>
 
+#include "tissue/lineshape.hpp"
+
 namespace larmor::tissue {
 
 // The first five are also the directions of the tissue derivatives
-// (epg::tissue_direction); diffusion and velocity are declared terms that the
-// kernels evaluate only where given (see docs/physics.md).
-enum class Property { m0, t1, t2, b1, off_resonance, diffusion, velocity };
-inline constexpr std::array<Property, 7> all_properties = {
-    Property::m0,        Property::t1,      Property::t2, Property::b1, Property::off_resonance,
-    Property::diffusion, Property::velocity};
+// (epg::tissue_direction). Diffusion and velocity are declared terms that the
+// kernels evaluate only where given; the pool properties select a pooled
+// model (a second free pool exchanging with the first: myelin water; a bound
+// pool for magnetisation transfer; or both). See docs/physics.md.
+enum class Property {
+  m0,
+  t1,
+  t2,
+  b1,
+  off_resonance,
+  diffusion,
+  velocity,
+  pool_fraction,  // second free pool's share of M0
+  pool_t1,
+  pool_t2,
+  pool_exchange,   // rate from the first free pool to the second [1/s]
+  bound_fraction,  // bound pool's share of M0
+  bound_t1,
+  bound_exchange,  // rate from the free pool it touches to the bound pool [1/s]
+};
+inline constexpr std::array<Property, 14> all_properties = {Property::m0,
+                                                            Property::t1,
+                                                            Property::t2,
+                                                            Property::b1,
+                                                            Property::off_resonance,
+                                                            Property::diffusion,
+                                                            Property::velocity,
+                                                            Property::pool_fraction,
+                                                            Property::pool_t1,
+                                                            Property::pool_t2,
+                                                            Property::pool_exchange,
+                                                            Property::bound_fraction,
+                                                            Property::bound_t1,
+                                                            Property::bound_exchange};
 
 // Name used in decks and files ("t1_ms" etc. carry their unit in the name).
 const char* deck_name(Property p);
@@ -46,6 +76,20 @@ struct Tissue {
   PropertyValues df_hz{0.0f, {}};
   PropertyValues adc_m2_s{0.0f, {}};      // apparent diffusion coefficient
   PropertyValues velocity_m_s{0.0f, {}};  // along the crusher's axis (through-plane)
+  // Pooled models (identity: no second pool, no bound pool).
+  PropertyValues pool_fraction{0.0f, {}};
+  PropertyValues pool_t1_s{std::numeric_limits<float>::infinity(), {}};
+  PropertyValues pool_t2_s{std::numeric_limits<float>::infinity(), {}};
+  PropertyValues pool_exchange_hz{0.0f, {}};
+  PropertyValues bound_fraction{0.0f, {}};
+  PropertyValues bound_t1_s{std::numeric_limits<float>::infinity(), {}};
+  PropertyValues bound_exchange_hz{0.0f, {}};
+  // The bound pool's absorption lineshape and T2 (model constants).
+  Lineshape bound_lineshape = Lineshape::super_lorentzian;
+  double bound_t2_s = 12e-6;
+
+  bool has_second_pool() const { return !pool_fraction.is_identity_in(0.0f); }
+  bool has_bound_pool() const { return !bound_fraction.is_identity_in(0.0f); }
   // Per-channel complex transmit fields of a transmit array, relative to the
   // nominal field: transmit[voxel * transmit_channels + channel]. Empty: one
   // channel, the scalar b1 only. Combined per pulse by the sequence's shim
@@ -57,8 +101,10 @@ struct Tissue {
   const PropertyValues& operator[](Property p) const;
 
   // Refuses NaN, and negative or zero values where they are unphysical (T1,
-  // T2 > 0; M0, B1, ADC >= 0; off-resonance, velocity and transmit fields
-  // finite), naming `source`, the property and the first bad voxel.
+  // T2 > 0; M0, B1, ADC, exchange rates >= 0; fractions in [0, 1) with a free
+  // share left; off-resonance, velocity and transmit fields finite; a second
+  // pool's T1 and T2 given with its fraction), naming `source`, the property
+  // and the first bad voxel.
   void validate(const std::string& source) const;
 
   // Voxels [begin, end) as a tissue of their own (uniform stays uniform).

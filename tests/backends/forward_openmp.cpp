@@ -7,6 +7,7 @@
 #include "epg/tstDerivatives.hpp"
 #include "epg/tstHessian.hpp"
 #include "epg/tstTerms.hpp"
+#include "epg/tstPools.hpp"
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"
 #include "epg/tstPoolExchange.hpp"

@@ -95,7 +95,13 @@ t1_ms = 900
 adc_um2_ms = 0.8
 velocity_cm_s = [-2, 3]
 transmit = [[0.9, 0.1], [0.7, -0.2]]
+bound_fraction = 0.1
+bound_t2_us = 10
+bound_lineshape = "gaussian"
 )"));
+  EXPECT_DOUBLE_EQ(d.tissue.bound_t2_us, 10.0);
+  EXPECT_EQ(d.tissue.bound_lineshape, tissue::Lineshape::gaussian);
+  EXPECT_EQ(d.tissue.values.at(tissue::Property::bound_fraction), (std::vector<double>{0.1}));
   EXPECT_DOUBLE_EQ(d.sequence.crusher.moment_per_m, 2500.0);
   EXPECT_DOUBLE_EQ(d.sequence.crusher.duration_s, 1.5e-3);
   EXPECT_DOUBLE_EQ(d.sequence.crusher.slice_thickness_m, 4e-3);
@@ -126,6 +132,8 @@ transmit = [[0.9, 0.1], [0.7, -0.2]]
   EXPECT_NE(error_of(base + "crusher_moment_per_m = -3\n" + kTissue).find("crusher_moment_per_m"),
             std::string::npos);
   EXPECT_NE(error_of(base + "shim_weights = [[[1, 0, 3]]]\n" + kTissue).find("[re, im]"),
+            std::string::npos);
+  EXPECT_NE(error_of(base + kTissue + "bound_lineshape = \"square\"\n").find("bound_lineshape"),
             std::string::npos);
 }
 

@@ -1,0 +1,169 @@
+#include "reference/pooled_reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace larmor::reference {
+namespace {
+
+using larmor::sequence::Description;
+using larmor::sequence::Event;
+using larmor::sequence::EventKind;
+namespace action = larmor::sequence::action;
+
+constexpr double kPi = 3.14159265358979323846;
+
+double rate(double t) { return std::isinf(t) ? 0.0 : 1.0 / t; }
+
+// Pools as indices: free pools first, then the bound pool.
+struct Model {
+  int free = 1, pools = 1;
+  std::vector<double> r1, r2, eq;
+  std::vector<std::vector<double>> k;  // k[i][j]: from i to j
+  double df = 0.0;
+};
+
+Model model_of(const PooledTissue& t) {
+  Model m;
+  m.free = t.second_pool() ? 2 : 1;
+  m.pools = m.free + (t.bound_pool() ? 1 : 0);
+  m.r1.assign(std::size_t(m.pools), 0.0);
+  m.r2.assign(std::size_t(m.free), 0.0);
+  m.eq.assign(std::size_t(m.pools), 0.0);
+  m.k.assign(std::size_t(m.pools), std::vector<double>(std::size_t(m.pools), 0.0));
+  m.df = t.free.df_hz;
+  m.eq[0] = 1.0 - t.pool_fraction - t.bound_fraction;
+  m.r1[0] = rate(t.free.t1_s);
+  m.r2[0] = rate(t.free.t2_s);
+  if (m.free == 2) {
+    m.eq[1] = t.pool_fraction;
+    m.r1[1] = rate(t.pool_t1_s);
+    m.r2[1] = rate(t.pool_t2_s);
+    m.k[0][1] = t.pool_exchange_hz;
+    m.k[1][0] = t.pool_exchange_hz * m.eq[0] / m.eq[1];  // detailed balance
+  }
+  if (t.bound_pool()) {
+    const int b = m.pools - 1, f = m.free - 1;
+    m.eq[std::size_t(b)] = t.bound_fraction;
+    m.r1[std::size_t(b)] = rate(t.bound_t1_s);
+    m.k[std::size_t(f)][std::size_t(b)] = t.bound_exchange_hz;
+    m.k[std::size_t(b)][std::size_t(f)] =
+        t.bound_exchange_hz * m.eq[std::size_t(f)] / t.bound_fraction;
+  }
+  return m;
+}
+
+// y' = f(y) for one order's vector; RK4 over `duration` in `steps` steps.
+template <class Vec, class Rhs>
+void integrate(Vec& y, double duration, int steps, Rhs rhs) {
+  const double h = duration / steps;
+  for (int s = 0; s < steps; ++s) {
+    const Vec k1 = rhs(y);
+    Vec y2 = y, y3 = y, y4 = y;
+    for (std::size_t i = 0; i < y.size(); ++i) y2[i] += 0.5 * h * k1[i];
+    const Vec k2 = rhs(y2);
+    for (std::size_t i = 0; i < y.size(); ++i) y3[i] += 0.5 * h * k2[i];
+    const Vec k3 = rhs(y3);
+    for (std::size_t i = 0; i < y.size(); ++i) y4[i] += h * k3[i];
+    const Vec k4 = rhs(y4);
+    for (std::size_t i = 0; i < y.size(); ++i)
+      y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+  }
+}
+
+}  // namespace
+
+std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& tissue, int orders) {
+  const Model m = model_of(tissue);
+  std::vector<EpgState> free;  // each free pool's F and Z
+  for (int p = 0; p < m.free; ++p) {
+    free.emplace_back(orders);
+    free.back().set_z(0, m.eq[std::size_t(p)]);
+  }
+  std::vector<Complex> bound(std::size_t(orders), 0.0);  // the bound pool's Z_k
+  if (m.pools > m.free) bound[0] = m.eq.back();
+  double fastest = std::abs(2 * kPi * m.df);
+  for (int i = 0; i < m.pools; ++i) {
+    double out = m.r1[std::size_t(i)] + (i < m.free ? m.r2[std::size_t(i)] : 0.0);
+    for (int j = 0; j < m.pools; ++j) out += m.k[std::size_t(i)][std::size_t(j)];
+    fastest = std::max(fastest, out);
+  }
+  std::vector<Complex> samples;
+  const auto shift_all = [&] {
+    for (auto& s : free) s.shift();
+  };
+  for (const Event& e : d.events) {
+    if (e.action & action::crush_before) shift_all();
+    if (e.kind == EventKind::pulse) {
+      for (auto& s : free) s.rotate(e.flip_rad * tissue.free.b1, e.phase_rad);
+      if (m.pools > m.free && e.saturation > 0.0f) {
+        // The pool's power scales with the square of the transmit field.
+        const double kept = larmor::tissue::bound_pool_saturation(
+            tissue.bound_lineshape, e.rf_frequency_hz, tissue.bound_t2_s,
+            double(e.saturation) * tissue.free.b1 * tissue.free.b1);
+        for (auto& z : bound) z *= kept;
+      }
+    }
+    if (e.kind == EventKind::adc) {
+      Complex f0 = 0.0;
+      for (const auto& s : free) f0 += s.f(0);
+      samples.push_back(tissue.free.m0 * f0 * std::polar(1.0, -e.phase_rad));
+    }
+    if (e.action & action::crush_after) shift_all();
+    if (e.action & action::shift_after) shift_all();
+    if (e.action & action::spoil_after) {
+      for (auto& s : free) s.spoil();
+    }
+    if (e.duration_s <= 0.0) continue;
+    const int steps = 8 + int(std::ceil(e.duration_s * fastest / 0.01));
+    // Transverse: per signed order, the free pools' F with exchange between
+    // free pools and the common precession.
+    for (int n = -(orders - 1); n < orders; ++n) {
+      std::vector<Complex> y(std::size_t(m.free));
+      for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].f(n);
+      integrate(y, e.duration_s, steps, [&](const std::vector<Complex>& v) {
+        std::vector<Complex> dv(v.size());
+        for (int i = 0; i < m.free; ++i) {
+          Complex out = Complex(-m.r2[std::size_t(i)], 2 * kPi * m.df) * v[std::size_t(i)];
+          for (int j = 0; j < m.free; ++j) {
+            if (j == i) continue;
+            out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
+                   m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
+          }
+          dv[std::size_t(i)] = out;
+        }
+        return dv;
+      });
+      for (int p = 0; p < m.free; ++p) free[std::size_t(p)].set_f(n, y[std::size_t(p)]);
+    }
+    // Longitudinal: per order, every pool's Z with exchange; recovery at k = 0.
+    for (int k = 0; k < orders; ++k) {
+      std::vector<Complex> y(std::size_t(m.pools));
+      for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].z(k);
+      if (m.pools > m.free) y.back() = bound[std::size_t(k)];
+      integrate(y, e.duration_s, steps, [&](const std::vector<Complex>& v) {
+        std::vector<Complex> dv(v.size());
+        for (int i = 0; i < m.pools; ++i) {
+          Complex out =
+              -m.r1[std::size_t(i)] * (v[std::size_t(i)] - (k == 0 ? m.eq[std::size_t(i)] : 0.0));
+          for (int j = 0; j < m.pools; ++j) {
+            if (j == i) continue;
+            out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
+                   m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
+          }
+          dv[std::size_t(i)] = out;
+        }
+        return dv;
+      });
+      for (int p = 0; p < m.free; ++p) {
+        free[std::size_t(p)].set_z(
+            k, k == 0 ? Complex(y[std::size_t(p)].real(), 0.0) : y[std::size_t(p)]);
+      }
+      if (m.pools > m.free) bound[std::size_t(k)] = y.back();
+    }
+  }
+  return samples;
+}
+
+}  // namespace larmor::reference
