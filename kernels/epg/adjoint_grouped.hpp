@@ -129,22 +129,35 @@ struct GroupedAdjointKernel {
 
   using Terms = adjoint_detail::DeclaredTerms<memory_space>;
 
+  // A lobe's factors on a block (conjugated for the adjoint), and an
+  // interval's.
+  static KOKKOS_INLINE_FUNCTION void transport_lobe(Block& b, const Tissue& t, const Terms& d,
+                                                    int live, bool conjugate) {
+    TransportWalks w = lobe_walks(t.transport, d.lobe_s, b.first_order);
+    if (conjugate) w = {w.fp.conjugate(), w.fm.conjugate(), w.z.conjugate()};
+    LaneWalks<1> fp, fm, z;
+    fp.set(0, w.fp);
+    fm.set(0, w.fm);
+    z.set(0, w.z);
+    b.template transport<false, true>(live, fp, fm, z);
+  }
+  static KOKKOS_INLINE_FUNCTION void transport_interval(Block& b, const Tissue& t, float duration,
+                                                        int live, bool conjugate) {
+    const OrderWalk w = interval_walk(t.transport, duration, b.first_order);
+    LaneWalks<1> walk;
+    walk.set(0, conjugate ? w.conjugate() : w);
+    b.template transport<true, true>(live, walk, walk, walk);
+  }
+
   // A shift with a declared lobe's factors, and its transpose.
   KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, Block& s, const Tissue& t,
                                     const Terms& d, int live) const {
     s.shift(team, x);
-    if (d.lobes) {
-      const TransportWalks w[1] = {lobe_walks(t.transport, d.lobe_s, s.first_order)};
-      s.transport(live, w, false);
-    }
+    if (d.lobes) transport_lobe(s, t, d, live, false);
   }
   KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& lam, const Tissue& t,
                                       const Terms& d, int live) const {
-    if (d.lobes) {
-      const TransportWalks w = lobe_walks(t.transport, d.lobe_s, lam.first_order);
-      const TransportWalks c[1] = {{w.fp.conjugate(), w.fm.conjugate(), w.z.conjugate()}};
-      lam.transport(live, c, false);
-    }
+    if (d.lobes) transport_lobe(lam, t, d, live, true);
     unshift(team, x, lam);
   }
 
@@ -165,11 +178,7 @@ struct GroupedAdjointKernel {
     if (rec.duration > 0.0f) {
       const Evolution<Real> ev[1] = {adjoint_detail::evolution_of(rec, t)};
       s.evolve(live, ev, t.precess, spoil);
-      if (d.transport) {
-        const TransportWalks w[1] = {
-            {interval_walk(t.transport, rec.duration, s.first_order), {}, {}}};
-        s.transport(live, w, true);
-      }
+      if (d.transport) transport_interval(s, t, rec.duration, live, false);
     } else if (spoil) {
       s.spoil();
     }
@@ -311,9 +320,7 @@ struct GroupedAdjointKernel {
       const Block& s, Block& lam, const Evolution<Real>& ev, const EventRecord& rec,
       const Tissue& t, bool transport, int here, bool order_zero, Real (&g)[4]) {
     if (transport) {  // as reverse_evolution: back through the factors first
-      const TransportWalks w[1] = {
-          {interval_walk(t.transport, rec.duration, lam.first_order).conjugate(), {}, {}}};
-      lam.transport(lam.first_order + here, w, true);
+      transport_interval(lam, t, rec.duration, lam.first_order + here, true);
     }
     adjoint_detail::TransportSums<Real> sums;
     Real a(0.0f), b(0.0f), z(0.0f);

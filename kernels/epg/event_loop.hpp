@@ -238,12 +238,16 @@ struct ForwardKernel {
             state.evolve(live, slot_a, lane.precess, spoil);
           }
           if (tissue.transport()) {
-            TransportWalks walks[Lanes];
+            LaneWalks<Lanes> walks;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
-              walks[l].fp = interval_walk(lane.transport[l], rec.duration, state.first_order);
+              walks.set(l, interval_walk(lane.transport[l], rec.duration, state.first_order));
             }
-            state.transport(live, walks, true);
+            if (tissue.flow) {
+              state.template transport<true, true>(live, walks, walks, walks);
+            } else {
+              state.template transport<true, false>(live, walks, walks, walks);
+            }
           }
         } else if (spoil) {
           state.spoil();
@@ -257,12 +261,20 @@ struct ForwardKernel {
                                          const LaneTissue<Real, Lanes>& lane, int live) const {
     state.shift(team, exchange);
     if (tissue.lobes()) {
-      TransportWalks walks[Lanes];
+      LaneWalks<Lanes> fp, fm, z;
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {
-        walks[l] = lobe_walks(lane.transport[l], tissue.terms.lobe_s, state.first_order);
+        const TransportWalks w =
+            lobe_walks(lane.transport[l], tissue.terms.lobe_s, state.first_order);
+        fp.set(l, w.fp);
+        fm.set(l, w.fm);
+        z.set(l, w.z);
       }
-      state.transport(live, walks, false);
+      if (tissue.flow) {
+        state.template transport<false, true>(live, fp, fm, z);
+      } else {
+        state.template transport<false, false>(live, fp, fm, z);
+      }
     }
   }
 

@@ -99,22 +99,23 @@ struct RingStateBlock {
 
   static constexpr int first_order = 0;  // one thread holds every order
 
-  // Diffusion and flow (transport.hpp), as StateBlock::transport.
-  KOKKOS_INLINE_FUNCTION void transport(int live, const TransportWalks (&walks)[lanes],
-                                        bool shared) {
+  // Diffusion and flow (transport.hpp), as StateBlock::transport. The lane
+  // loop applies and advances the walks in one body so that it vectorises.
+  template <bool Shared, bool Complex>
+  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> fp, LaneWalks<lanes> fm,
+                                        LaneWalks<lanes> z) {
     const int n = live < opt ? live : opt;
-    TransportWalks w[lanes];
-    for (int l = 0; l < lanes; ++l) w[l] = walks[l];
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
+#pragma omp simd
       for (int l = 0; l < lanes; ++l) {
-        w[l].fp.apply(fp_re[p][l], fp_im[p][l]);
-        (shared ? w[l].fp : w[l].fm).apply(fm_re[m][l], fm_im[m][l]);
-        (shared ? w[l].fp : w[l].z).apply(z_re[k][l], z_im[k][l]);
-        w[l].fp.advance();
-        if (!shared) {
-          w[l].fm.advance();
-          w[l].z.advance();
+        fp.template apply<Complex>(l, fp_re[p][l], fp_im[p][l]);
+        (Shared ? fp : fm).template apply<Complex>(l, fm_re[m][l], fm_im[m][l]);
+        (Shared ? fp : z).template apply<Complex>(l, z_re[k][l], z_im[k][l]);
+        fp.template advance_lane<Complex>(l);
+        if constexpr (!Shared) {
+          fm.template advance_lane<Complex>(l);
+          z.template advance_lane<Complex>(l);
         }
       }
     }

@@ -218,26 +218,25 @@ struct StateBlock {
   }
 
   // Diffusion and flow (transport.hpp): the walks start at this thread's
-  // first order; `shared`: one walk for all three families (an interval).
-  KOKKOS_INLINE_FUNCTION void transport(int live, const TransportWalks (&walks)[lanes],
-                                        bool shared) {
+  // first order; Shared: one walk for all three families (an interval);
+  // Complex = false: real factors (no flow declared).
+  template <bool Shared, bool Complex>
+  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> fp, LaneWalks<lanes> fm,
+                                        LaneWalks<lanes> z) {
     const int n = live_here(live);
-    TransportWalks w[lanes];
-    LARMOR_UNROLL
-    for (int l = 0; l < lanes; ++l) w[l] = walks[l];
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
         LARMOR_UNROLL
         for (int l = 0; l < lanes; ++l) {
-          w[l].fp.apply(fp_re[j][l], fp_im[j][l]);
-          (shared ? w[l].fp : w[l].fm).apply(fm_re[j][l], fm_im[j][l]);
-          (shared ? w[l].fp : w[l].z).apply(z_re[j][l], z_im[j][l]);
-          w[l].fp.advance();
-          if (!shared) {
-            w[l].fm.advance();
-            w[l].z.advance();
-          }
+          fp.template apply<Complex>(l, fp_re[j][l], fp_im[j][l]);
+          (Shared ? fp : fm).template apply<Complex>(l, fm_re[j][l], fm_im[j][l]);
+          (Shared ? fp : z).template apply<Complex>(l, z_re[j][l], z_im[j][l]);
+        }
+        fp.template advance<Complex>();
+        if constexpr (!Shared) {
+          fm.template advance<Complex>();
+          z.template advance<Complex>();
         }
       }
     }

@@ -24,6 +24,12 @@
 #include "common/kokkos_compat.hpp"
 #include "common/sincos.hpp"
 
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define LARMOR_TRANSPORT_UNROLL _Pragma("unroll")
+#else
+#define LARMOR_TRANSPORT_UNROLL
+#endif
+
 namespace larmor::epg {
 
 // The factor of consecutive orders: `value` at the current order, times
@@ -56,7 +62,7 @@ struct OrderWalk {
 };
 
 // Starts a walk at order `first` for exp(-beta (k^2 + sigma k + rho))
-// exp(-i 2 pi gamma_turns (k + sigma / 2)).
+// exp(-i 2 pi gamma_turns (k + sigma / 2)), sigma in {-1, 0, 1}.
 KOKKOS_INLINE_FUNCTION OrderWalk order_walk(float beta, float gamma_turns, float sigma, float rho,
                                             int first) {
   using kx::exp;
@@ -75,6 +81,22 @@ KOKKOS_INLINE_FUNCTION OrderWalk order_walk(float beta, float gamma_turns, float
   return w;
 }
 
+// The same from order 0 (every walk on the host, and the first thread's on a
+// device) from a = exp(-beta), exp(-beta rho) and h = exp(-i pi gamma): the
+// step is a^(1 + sigma) h^2, the value exp(-beta rho) h^sigma, the decay a^2.
+KOKKOS_INLINE_FUNCTION OrderWalk walk_from_zero(float a, float a_rho, float h_re, float h_im,
+                                                int sigma) {
+  OrderWalk w;
+  const float u_re = h_re * h_re - h_im * h_im, u_im = 2.0f * h_re * h_im;  // h^2
+  const float step = sigma < 0 ? 1.0f : (sigma == 0 ? a : a * a);
+  w.re = sigma == 0 ? a_rho : a_rho * h_re;
+  w.im = sigma == 0 ? 0.0f : a_rho * (sigma > 0 ? h_im : -h_im);
+  w.step_re = step * u_re;
+  w.step_im = step * u_im;
+  w.decay = a * a;
+  return w;
+}
+
 // A voxel's rates of the two terms: beta per second (D q^2) and the flow
 // phase per order per second in turns (moment x v).
 struct TransportRates {
@@ -88,15 +110,73 @@ struct TransportWalks {
   OrderWalk fp, fm, z;
 };
 
+// The walks of `Lanes` voxels stored lane-contiguous (the host's lane loop is
+// the SIMD loop and must not gather from structs).
+template <int Lanes>
+struct LaneWalks {
+  float re[Lanes], im[Lanes], step_re[Lanes], step_im[Lanes], decay[Lanes];
+
+  KOKKOS_FORCEINLINE_FUNCTION void set(int l, const OrderWalk& w) {
+    re[l] = w.re;
+    im[l] = w.im;
+    step_re[l] = w.step_re;
+    step_im[l] = w.step_im;
+    decay[l] = w.decay;
+  }
+  // Complex = false: a run without flow, whose factors are real (half the
+  // work of a complex multiply).
+  template <bool Complex = true, class Real>
+  KOKKOS_FORCEINLINE_FUNCTION void apply(int l, Real& x_re, Real& x_im) const {
+    if constexpr (Complex) {
+      const Real r = re[l] * x_re - im[l] * x_im;
+      x_im = re[l] * x_im + im[l] * x_re;
+      x_re = r;
+    } else {
+      x_re = re[l] * x_re;
+      x_im = re[l] * x_im;
+    }
+  }
+  template <bool Complex = true>
+  KOKKOS_FORCEINLINE_FUNCTION void advance_lane(int l) {
+    if constexpr (Complex) {
+      const float r = re[l] * step_re[l] - im[l] * step_im[l];
+      im[l] = re[l] * step_im[l] + im[l] * step_re[l];
+      re[l] = r;
+      step_im[l] *= decay[l];
+    } else {
+      re[l] *= step_re[l];
+    }
+    step_re[l] *= decay[l];
+  }
+  template <bool Complex = true>
+  KOKKOS_FORCEINLINE_FUNCTION void advance() {
+    LARMOR_TRANSPORT_UNROLL
+    for (int l = 0; l < Lanes; ++l) advance_lane<Complex>(l);
+  }
+};
+
 KOKKOS_INLINE_FUNCTION OrderWalk interval_walk(const TransportRates& r, float t, int first) {
-  return order_walk(r.diffusion * t, r.flow_turns * t, 0.0f, 0.0f, first);
+  if (first != 0) return order_walk(r.diffusion * t, r.flow_turns * t, 0.0f, 0.0f, first);
+  using kx::exp;
+  float h_re, h_im;
+  sincos_turns(-0.5f * r.flow_turns * t, h_im, h_re);
+  return walk_from_zero(exp(-r.diffusion * t), 1.0f, h_re, h_im, 0);
 }
 
 KOKKOS_INLINE_FUNCTION TransportWalks lobe_walks(const TransportRates& r, float tau, int first) {
   const float beta = r.diffusion * tau, gamma = r.flow_turns * tau;
   constexpr float third = 1.0f / 3.0f;  // 1/4 + 1/12
-  return {order_walk(beta, gamma, -1.0f, third, first), order_walk(beta, gamma, 1.0f, third, first),
-          order_walk(beta, gamma, 0.0f, 0.0f, first)};
+  if (first != 0) {
+    return {order_walk(beta, gamma, -1.0f, third, first),
+            order_walk(beta, gamma, 1.0f, third, first),
+            order_walk(beta, gamma, 0.0f, 0.0f, first)};
+  }
+  using kx::exp;
+  float h_re, h_im;
+  sincos_turns(-0.5f * gamma, h_im, h_re);
+  const float a = exp(-beta), a_third = exp(-third * beta);
+  return {walk_from_zero(a, a_third, h_re, h_im, -1), walk_from_zero(a, a_third, h_re, h_im, 1),
+          walk_from_zero(a, 1.0f, h_re, h_im, 0)};
 }
 
 }  // namespace larmor::epg
