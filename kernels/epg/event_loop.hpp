@@ -72,7 +72,10 @@ KOKKOS_FORCEINLINE_FUNCTION Real relaxation_rate(float t, int direction) {
   return Real(1.0f) / tissue_value<Real>(t, direction);
 }
 
-template <class Real, int Lanes, class MemorySpace>
+// `Declared`: the run evaluates declared terms (diffusion, flow, washout, a
+// transmit array); without them their registers and branches are compiled
+// out of the plain kernel.
+template <class Real, int Lanes, bool Declared, class MemorySpace>
 KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tissue,
                                              int first_voxel, LaneTissue<Real, Lanes>& out) {
   // Differentiating along df needs the precession even where df is zero.
@@ -87,10 +90,14 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
     const int src = out.active[l] ? v : 0;
     out.voxel[l] = v;
     out.m0[l] = tissue_value<Real>(tissue.m0.at(src), tissue_direction::m0);
-    const float washout = washout_rate(tissue, src);
-    out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1) + washout;
-    out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2) + washout;
-    out.transport[l] = transport_rates(tissue, src);
+    out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1);
+    out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2);
+    if constexpr (Declared) {
+      const float washout = washout_rate(tissue, src);
+      out.r1[l] += washout;
+      out.r2[l] += washout;
+      out.transport[l] = transport_rates(tissue, src);
+    }
     out.b1[l] = tissue_value<Real>(tissue.b1.at(src), tissue_direction::b1);
     const float df_hz = tissue.df_hz.at(src);
     out.df_hz[l] = tissue_value<Real>(df_hz, tissue_direction::df);
@@ -102,7 +109,7 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
 // A team holds `groups` voxel groups side by side, each of `Lanes` voxels
 // spread over `group_threads` threads: several small groups fill a warp while
 // each thread keeps enough orders to amortise the per-event work.
-template <class ExecSpace, class Real, int OrdersPerThread, int Lanes>
+template <class ExecSpace, class Real, int OrdersPerThread, int Lanes, bool Declared = false>
 struct ForwardKernel {
   using memory_space = typename ExecSpace::memory_space;
   using policy = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
@@ -143,7 +150,8 @@ struct ForwardKernel {
     const int group = team.team_rank() / group_threads;
     const int thread = team.team_rank() - group * group_threads;
     LaneTissue<Real, Lanes> lane;
-    load_lane_tissue<Real, Lanes>(tissue, (team.league_rank() * groups + group) * Lanes, lane);
+    load_lane_tissue<Real, Lanes, Declared>(tissue, (team.league_rank() * groups + group) * Lanes,
+                                            lane);
 
     State state;
     state.reset(thread);
@@ -160,7 +168,7 @@ struct ForwardKernel {
     float current_flip = 0.0f;
     FlipFactors<Real> flip[Lanes];
     // A transmit array: the shim of the cached flips and each lane's phase.
-    const bool transmit = tissue.transmit.channels > 0;
+    const bool transmit = Declared && tissue.transmit.channels > 0;
     int current_shim = 0;
     float transmit_cos[Lanes], transmit_sin[Lanes];
     LARMOR_UNROLL
@@ -237,7 +245,7 @@ struct ForwardKernel {
           } else {
             state.evolve(live, slot_a, lane.precess, spoil);
           }
-          if (tissue.transport()) {
+          if (Declared && tissue.transport()) {
             LaneWalks<Lanes> walks;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
@@ -260,7 +268,7 @@ struct ForwardKernel {
   KOKKOS_FORCEINLINE_FUNCTION void shift(const member& team, Exchange& exchange, State& state,
                                          const LaneTissue<Real, Lanes>& lane, int live) const {
     state.shift(team, exchange);
-    if (tissue.lobes()) {
+    if (Declared && tissue.lobes()) {
       LaneWalks<Lanes> fp, fm, z;
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {

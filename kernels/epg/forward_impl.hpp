@@ -45,13 +45,18 @@ int tile_events_for(std::size_t scratch_max, int team_threads, bool host) {
   return tile;
 }
 
-template <class ExecSpace, int OPT, int L, class Real = float>
-void launch_layout(const ExecSpace& exec,
+// Whether a run evaluates any declared term (the kernel variant with them).
+template <class MemorySpace>
+bool declares_terms(const TissueViews<MemorySpace>& t) {
+  return t.transport() || t.washout || t.transmit.channels > 0;
+}
+
+template <class Kernel, class ExecSpace>
+void launch_kernel(const ExecSpace& exec,
                    const EventTable<typename ExecSpace::memory_space>& events,
                    const TissueViews<typename ExecSpace::memory_space>& tissue,
                    const SignalsOf<ExecSpace>& signals, LaunchShape shape,
-                   const TangentsOf<ExecSpace>& tangents = {}) {
-  using Kernel = ForwardKernel<ExecSpace, Real, OPT, L>;
+                   const TangentsOf<ExecSpace>& tangents) {
   shape.tile_events =
       tile_events_for<Kernel>(Kokkos::TeamPolicy<ExecSpace, ForwardTag>::scratch_size_max(0),
                               shape.team_threads, kx::is_host_space_v<ExecSpace>);
@@ -77,6 +82,21 @@ void launch_layout(const ExecSpace& exec,
   policy.set_scratch_size(
       0, Kokkos::PerTeam(Kernel::scratch_bytes(shape.tile_events, shape.team_threads)));
   Kokkos::parallel_for(forward_kernel_name, policy, kernel);
+}
+
+template <class ExecSpace, int OPT, int L, class Real = float>
+void launch_layout(const ExecSpace& exec,
+                   const EventTable<typename ExecSpace::memory_space>& events,
+                   const TissueViews<typename ExecSpace::memory_space>& tissue,
+                   const SignalsOf<ExecSpace>& signals, LaunchShape shape,
+                   const TangentsOf<ExecSpace>& tangents = {}) {
+  if (declares_terms(tissue)) {
+    launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, true>>(exec, events, tissue, signals,
+                                                                shape, tangents);
+  } else {
+    launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false>>(exec, events, tissue, signals,
+                                                                 shape, tangents);
+  }
 }
 
 // Threads per voxel group on a device: enough for the orders, rounded up to a

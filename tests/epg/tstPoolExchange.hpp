@@ -104,7 +104,8 @@ TEST(TEST_CATEGORY, pool_exchange_steps_match_the_integrated_rate_equations) {
   Kokkos::View<PoolCase*, Kokkos::HostSpace> host_cases("pool_cases", n);
   for (int i = 0; i < n; ++i) host_cases(i) = cases[i];
   auto device_cases = Kokkos::create_mirror_view_and_copy(TEST_EXECSPACE(), host_cases);
-  Kokkos::View<float**, TEST_EXECSPACE> out("pool_out", n, 12);
+  // LayoutRight: the kernel writes each row through a pointer to its start.
+  Kokkos::View<float**, Kokkos::LayoutRight, TEST_EXECSPACE> out("pool_out", n, 12);
   run_pool_steps(device_cases, out, n);
   auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   for (int i = 0; i < n; ++i) {
