@@ -181,6 +181,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
+  if (tissue.has_second_pool() || tissue.has_bound_pool()) res.layout = "pooled";
   if (args.mode != "forward") res.layout = args.mode;
   res.mode = args.mode;
   res.terms = terms;

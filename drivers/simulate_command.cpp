@@ -67,8 +67,14 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
                              2);
   std::string error;
   const auto sim_start = clock::now();
+  simulate::SteadyStateReport steady;
   try {
-    simulator.run_into<Kokkos::DefaultExecutionSpace>(voxels.tissue, signals.data());
+    if (deck.steady_state) {
+      steady = simulator.run_steady_state_into<Kokkos::DefaultExecutionSpace>(
+          voxels.tissue, signals.data(), deck.steady);
+    } else {
+      simulator.run_into<Kokkos::DefaultExecutionSpace>(voxels.tissue, signals.data());
+    }
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -78,8 +84,25 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
       comm.all_reduce_max(std::chrono::duration<double>(clock::now() - sim_start).count());
   timer.end_phase("agree", "comm");
 
-  formats::write_signal_file(deck.output_path, comm, simulator, voxels, signals,
-                             {deck.builder, deck.path, kx::backend_name()});
+  formats::RunInfo info{deck.builder, deck.path, kx::backend_name()};
+  const std::vector<std::int64_t> settled(steady.repetitions.begin(), steady.repetitions.end());
+  if (deck.steady_state) {
+    info.steady_repetitions = &settled;
+    info.steady_tolerance = deck.steady.tolerance;
+    // The settling report: how many periods the voxels needed.
+    std::int64_t worst = 0, unsettled = steady.unconverged;
+    for (auto n : settled) worst = std::max(worst, n);
+    worst = comm.all_reduce_max(worst);
+    unsettled = comm.all_reduce_sum(unsettled);
+    if (talk) {
+      std::printf(
+          "larmor simulate: steady state within %g after at most %lld periods; %lld voxel(s) "
+          "not settled within %d\n",
+          deck.steady.tolerance, static_cast<long long>(worst), static_cast<long long>(unsettled),
+          deck.steady.max_repetitions);
+    }
+  }
+  formats::write_signal_file(deck.output_path, comm, simulator, voxels, signals, info);
   timer.end_phase("write", "io");
   timer.write_json(args.timings, "simulate",
                    ", \"voxels\": " + std::to_string(voxels.total) + ", \"backend\": \"" +

@@ -128,6 +128,11 @@ struct ForwardKernel {
   Kokkos::View<float***, Kokkos::LayoutRight, memory_space> signals;  // [voxel][sample][re/im]
   // Dual-number runs only: [voxel][direction][sample][re/im].
   Kokkos::View<float****, Kokkos::LayoutRight, memory_space> tangents;
+  // A steady-state iteration's carried state, [voxel][component][order]
+  // (StateBlock::load): where to start (empty: equilibrium) and where to
+  // leave the final state (empty: not kept).
+  Kokkos::View<const float***, Kokkos::LayoutRight, memory_space> state_in;
+  Kokkos::View<float***, Kokkos::LayoutRight, memory_space> state_out;
   int team_threads = 1;
   int groups = 1;
   int group_threads = 1;
@@ -155,6 +160,10 @@ struct ForwardKernel {
 
     State state;
     state.reset(thread);
+    // A carried state may fill every order from the start: the records' live
+    // counts (from equilibrium) do not hold then.
+    const bool carried = state_in.extent(0) > 0;
+    if (carried) state.load(state_in, lane.voxel, lane.active, events.orders);
     SampleWriter writer = sample_writer(lane);
 
     // Free-evolution factors for the last two distinct intervals: trains
@@ -183,7 +192,7 @@ struct ForwardKernel {
       for (int i = 0; i < in_tile; ++i) {
         const EventRecord rec = tile(i);
         const std::uint32_t act = action_of(rec);
-        const int live = live_orders_of(rec);
+        const int live = carried ? events.orders : live_orders_of(rec);
         const abi::EventKind kind = kind_of(rec);
 
         if (act & abi::action::crush_before) shift(team, exchange, state, lane, live);
@@ -198,10 +207,14 @@ struct ForwardKernel {
             current_shim = shim;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
-              const TransmitField f = tissue.transmit.field(lane.source(l), shim);
-              flip[l] = make_flip(Real(rec.flip * f.gain) * lane.b1[l]);
-              transmit_cos[l] = f.cos_phase;
-              transmit_sin[l] = f.sin_phase;
+              if (transmit) {
+                const TransmitField f = tissue.transmit.field(lane.source(l), shim);
+                flip[l] = make_flip(Real(rec.flip * f.gain) * lane.b1[l]);
+                transmit_cos[l] = f.cos_phase;
+                transmit_sin[l] = f.sin_phase;
+              } else {
+                flip[l] = make_flip(Real(rec.flip) * lane.b1[l]);
+              }
             }
           }
           LaneRotations<Real, Lanes> rotation;
@@ -262,6 +275,7 @@ struct ForwardKernel {
         }
       }
     }
+    if (state_out.extent(0) > 0) state.store(state_out, lane.voxel, lane.active, events.orders);
   }
 
   // One shift; a declared crusher lobe adds its diffusion and flow factors.

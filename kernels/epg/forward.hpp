@@ -40,13 +40,23 @@ using SignalsOf = Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace
 template <class ExecSpace>
 using TangentsOf = Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
 
+// The state carried between periods of a steady-state iteration,
+// [voxel][component][order] with components F+ re, im, F- re, im, Z re, im.
+template <class MemorySpace>
+struct CarriedState {
+  Kokkos::View<const float***, Kokkos::LayoutRight, MemorySpace> in;  // empty: equilibrium
+  Kokkos::View<float***, Kokkos::LayoutRight, MemorySpace> out;       // empty: not kept
+};
+
 // Simulates every voxel of `tissue` through `events`, writing the complex
-// signal of every recorded sample: signals(voxel, sample, {re, im}).
+// signal of every recorded sample: signals(voxel, sample, {re, im}); from
+// and to a carried state where given (single-pool tissue only).
 template <class ExecSpace>
 void simulate_forward(const ExecSpace& exec,
                       const EventTable<typename ExecSpace::memory_space>& events,
                       const TissueViews<typename ExecSpace::memory_space>& tissue,
-                      const SignalsOf<ExecSpace>& signals);
+                      const SignalsOf<ExecSpace>& signals,
+                      const CarriedState<typename ExecSpace::memory_space>& carry = {});
 
 // Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
 // of tissue_direction in event_loop.hpp): the same event loop at a dual

@@ -56,7 +56,8 @@ void launch_kernel(const ExecSpace& exec,
                    const EventTable<typename ExecSpace::memory_space>& events,
                    const TissueViews<typename ExecSpace::memory_space>& tissue,
                    const SignalsOf<ExecSpace>& signals, LaunchShape shape,
-                   const TangentsOf<ExecSpace>& tangents) {
+                   const TangentsOf<ExecSpace>& tangents,
+                   const CarriedState<typename ExecSpace::memory_space>& carry) {
   shape.tile_events =
       tile_events_for<Kernel>(Kokkos::TeamPolicy<ExecSpace, ForwardTag>::scratch_size_max(0),
                               shape.team_threads, kx::is_host_space_v<ExecSpace>);
@@ -71,6 +72,8 @@ void launch_kernel(const ExecSpace& exec,
   kernel.tissue = tissue;
   kernel.signals = signals;
   kernel.tangents = tangents;
+  kernel.state_in = carry.in;
+  kernel.state_out = carry.out;
   kernel.team_threads = shape.team_threads;
   kernel.groups = shape.groups;
   kernel.group_threads = shape.group_threads;
@@ -89,13 +92,14 @@ void launch_layout(const ExecSpace& exec,
                    const EventTable<typename ExecSpace::memory_space>& events,
                    const TissueViews<typename ExecSpace::memory_space>& tissue,
                    const SignalsOf<ExecSpace>& signals, LaunchShape shape,
-                   const TangentsOf<ExecSpace>& tangents = {}) {
+                   const TangentsOf<ExecSpace>& tangents = {},
+                   const CarriedState<typename ExecSpace::memory_space>& carry = {}) {
   if (declares_terms(tissue)) {
     launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, true>>(exec, events, tissue, signals,
-                                                                shape, tangents);
+                                                                shape, tangents, carry);
   } else {
     launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false>>(exec, events, tissue, signals,
-                                                                 shape, tangents);
+                                                                 shape, tangents, carry);
   }
 }
 
@@ -171,7 +175,8 @@ template <class ExecSpace>
 void simulate_forward(const ExecSpace& exec,
                       const EventTable<typename ExecSpace::memory_space>& events,
                       const TissueViews<typename ExecSpace::memory_space>& tissue,
-                      const SignalsOf<ExecSpace>& signals) {
+                      const SignalsOf<ExecSpace>& signals,
+                      const CarriedState<typename ExecSpace::memory_space>& carry) {
   const std::string name = forward_kernel_name;
   if (tissue.voxels <= 0) return;
   if (signals.extent(0) < std::size_t(tissue.voxels) ||
@@ -183,15 +188,19 @@ void simulate_forward(const ExecSpace& exec,
         std::to_string(events.samples) + " x 2");
   }
   if (tissue.pools.active()) {  // a pooled model has layouts of its own
+    if (carry.in.extent(0) > 0 || carry.out.extent(0) > 0) {
+      throw std::invalid_argument(std::string(pooled_kernel_name) +
+                                  ": a steady-state iteration of a pooled model is not supported");
+    }
     simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {});
     return;
   }
   const LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
 
-#define LARMOR_FORWARD_LAYOUT(OPT, L)                                               \
-  if (shape.orders_per_thread == OPT && shape.lanes == L) {                         \
-    detail::launch_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape); \
-    return;                                                                         \
+#define LARMOR_FORWARD_LAYOUT(OPT, L)                                                          \
+  if (shape.orders_per_thread == OPT && shape.lanes == L) {                                    \
+    detail::launch_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, {}, carry); \
+    return;                                                                                    \
   }
   if constexpr (kx::is_host_space_v<ExecSpace>) {
     LARMOR_FORWARD_LAYOUT(8, 8)

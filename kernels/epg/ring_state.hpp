@@ -50,6 +50,42 @@ struct RingStateBlock {
     }
   }
 
+  // As StateBlock::load and store (the rings start with base 0 after reset).
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void load(const View& in, const int (&voxel)[lanes],
+                                   const bool (&active)[lanes], int orders) {
+    const int n = orders < opt ? orders : opt;
+    for (int k = 0; k < n; ++k) {
+      for (int l = 0; l < lanes; ++l) {
+        if (!active[l]) continue;
+        const int v = voxel[l];
+        fp_re[plus_slot(k)][l] = Real(in(v, 0, k));
+        fp_im[plus_slot(k)][l] = Real(in(v, 1, k));
+        fm_re[minus_slot(k)][l] = Real(in(v, 2, k));
+        fm_im[minus_slot(k)][l] = Real(in(v, 3, k));
+        z_re[k][l] = Real(in(v, 4, k));
+        z_im[k][l] = Real(in(v, 5, k));
+      }
+    }
+  }
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void store(const View& out, const int (&voxel)[lanes],
+                                    const bool (&active)[lanes], int orders) const {
+    const int n = orders < opt ? orders : opt;
+    for (int k = 0; k < n; ++k) {
+      for (int l = 0; l < lanes; ++l) {
+        if (!active[l]) continue;
+        const int v = voxel[l];
+        out(v, 0, k) = value_of(fp_re[plus_slot(k)][l]);
+        out(v, 1, k) = value_of(fp_im[plus_slot(k)][l]);
+        out(v, 2, k) = value_of(fm_re[minus_slot(k)][l]);
+        out(v, 3, k) = value_of(fm_im[minus_slot(k)][l]);
+        out(v, 4, k) = value_of(z_re[k][l]);
+        out(v, 5, k) = value_of(z_im[k][l]);
+      }
+    }
+  }
+
   KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
   KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
 

@@ -154,6 +154,48 @@ struct StateBlock {
     }
   }
 
+  // The state of each active lane's voxel from / to [voxel][component][order]
+  // (components F+ re, im, F- re, im, Z re, im): a steady-state iteration
+  // carries it from one period to the next.
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void load(const View& in, const int (&voxel)[lanes],
+                                   const bool (&active)[lanes], int orders) {
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      const int k = first_order + j;
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        if (k >= orders || !active[l]) continue;
+        const int v = voxel[l];
+        fp_re[j][l] = Real(in(v, 0, k));
+        fp_im[j][l] = Real(in(v, 1, k));
+        fm_re[j][l] = Real(in(v, 2, k));
+        fm_im[j][l] = Real(in(v, 3, k));
+        z_re[j][l] = Real(in(v, 4, k));
+        z_im[j][l] = Real(in(v, 5, k));
+      }
+    }
+  }
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void store(const View& out, const int (&voxel)[lanes],
+                                    const bool (&active)[lanes], int orders) const {
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      const int k = first_order + j;
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        if (k >= orders || !active[l]) continue;
+        const int v = voxel[l];
+        out(v, 0, k) = value_of(fp_re[j][l]);
+        out(v, 1, k) = value_of(fp_im[j][l]);
+        out(v, 2, k) = value_of(fm_re[j][l]);
+        out(v, 3, k) = value_of(fm_im[j][l]);
+        out(v, 4, k) = value_of(z_re[j][l]);
+        out(v, 5, k) = value_of(z_im[j][l]);
+      }
+    }
+  }
+
   // F+_0 of lane l (valid on the thread holding order 0).
   KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_re(int l) const { return fp_re[0][l]; }
   KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_im(int l) const { return fp_im[0][l]; }

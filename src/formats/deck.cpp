@@ -412,6 +412,10 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
                            " (larmor::epg::forward)");
   }
   deck.simulation.chunk_voxels = sim.integer("chunk_voxels", 0, 0);
+  deck.steady_state = sim.boolean("steady_state", false);
+  deck.steady.tolerance = sim.positive("steady_state_tolerance", deck.steady.tolerance);
+  deck.steady.max_repetitions =
+      sim.integer("steady_state_max_repetitions", deck.steady.max_repetitions, 1);
   sim.reject_unknown_keys();
 
   Section out(path, "output", table_or_null(root, "output", path));

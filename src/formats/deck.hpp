@@ -47,6 +47,9 @@ struct Deck {
   std::optional<sequence::MrfParams> mrf;
   TissueSpec tissue;
   simulate::Options simulation;
+  // [simulation] steady_state: the fixed point of the sequence as one period.
+  bool steady_state = false;
+  simulate::SteadyStateOptions steady;
   std::string output_path;    // relative paths are relative to the working directory
   bool nifti_output = false;  // [output] nifti (fit decks): NIfTI copies of the maps
   int last_samples = 0;       // [output] last_samples: write only each voxel's last N (0: all)

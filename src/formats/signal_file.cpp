@@ -57,6 +57,11 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
   std::vector<std::int64_t> shape(voxels.volume_shape.begin(), voxels.volume_shape.end());
   out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
 
+  if (info.steady_repetitions != nullptr) {
+    out.write_rows("/steady_state/repetitions", {total}, offset, info.steady_repetitions->data(),
+                   rows);
+    out.set_attribute("/steady_state", "tolerance", info.steady_tolerance);
+  }
   out.set_attribute("/", "larmor_version", std::string(LARMOR_VERSION));
   out.set_attribute("/", "builder", info.builder);
   out.set_attribute("/", "deck", info.deck_path);

@@ -11,6 +11,7 @@
 //   backend, and every sequence parameter (with a <name>_units string)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct RunInfo {
   std::string builder;
   std::string deck_path;
   std::string backend;
+  // A steady-state run: each local voxel's settling count
+  // (/steady_state/repetitions, -1: not settled) and the tolerance.
+  const std::vector<std::int64_t>* steady_repetitions = nullptr;
+  double steady_tolerance = 0.0;
 };
 
 void write_signal_file(const std::string& path, const parallel::Communicator& comm,

@@ -13,6 +13,23 @@
 
 namespace larmor::simulate {
 
+// Steady state of a periodic sequence (the description is one period): the
+// fixed point of the period map, found by iterating it from equilibrium
+// until no state changes by more than `tolerance` (M0 = 1 units) over one
+// period.
+struct SteadyStateOptions {
+  double tolerance = 1e-6;
+  int max_repetitions = 20000;
+};
+
+// How each voxel settled: the periods simulated until its change over one
+// period fell below the tolerance (-1: not within max_repetitions).
+struct SteadyStateReport {
+  std::vector<int> repetitions;
+  int periods = 0;  // periods simulated (the slowest voxel's, or the maximum)
+  std::int64_t unconverged = 0;
+};
+
 struct Options {
   int orders = 0;                 // <= 0: the description's default rule
   std::int64_t chunk_voxels = 0;  // <= 0: sized from a 256 MiB signal budget
@@ -38,6 +55,12 @@ class Simulator {
   // tissue.voxels * samples() * 2 floats.
   template <class ExecSpace>
   void run_into(const tissue::Tissue& tissue, float* signals) const;
+
+  // The samples of the steady-state period (SteadyStateOptions) into caller
+  // memory as run_into, and the settling report. Single-pool tissue only.
+  template <class ExecSpace>
+  SteadyStateReport run_steady_state_into(const tissue::Tissue& tissue, float* signals,
+                                          const SteadyStateOptions& steady) const;
 
   // Forward mode: the signals as run_into writes them, and their derivatives
   // along the tissue directions M0, T1 (s), T2 (s), B1, df (Hz) into

@@ -12,7 +12,8 @@
   template LaunchShape choose_launch_shape<EXEC>(int, int);                                      \
   template void simulate_forward<EXEC>(const EXEC&, const EventTable<EXEC::memory_space>&,       \
                                        const TissueViews<EXEC::memory_space>&,                   \
-                                       const SignalsOf<EXEC>&);                                  \
+                                       const SignalsOf<EXEC>&,                                   \
+                                       const CarriedState<EXEC::memory_space>&);                 \
   template void simulate_tissue_jvp<EXEC>(const EXEC&, const EventTable<EXEC::memory_space>&,    \
                                           const TissueViews<EXEC::memory_space>&,                \
                                           const SignalsOf<EXEC>&, const TangentsOf<EXEC>&);      \

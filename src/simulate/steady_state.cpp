@@ -1,0 +1,140 @@
+// Steady state by fixed-point iteration of the period map: the fused kernel
+// runs one period per launch, starting from the state the previous launch
+// left (epg::CarriedState), until every voxel's largest state change over a
+// period is below the tolerance. Converged voxels stay converged (a fixed
+// point maps to itself), so the last period's samples are every voxel's.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "epg/forward.hpp"
+#include "simulate/device_tissue.hpp"
+#include "simulate/simulator.hpp"
+
+namespace larmor::simulate {
+
+namespace {
+
+template <class Mem>
+using StateView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
+
+// Equilibrium: Z_0 = 1, everything else 0.
+template <class Mem>
+struct SetEquilibrium {
+  StateView<Mem> state;
+  KOKKOS_INLINE_FUNCTION void operator()(int v) const {
+    for (int c = 0; c < 6; ++c)
+      for (int k = 0; k < int(state.extent(2)); ++k)
+        state(v, c, k) = (c == 4 && k == 0) ? 1.0f : 0.0f;
+  }
+};
+
+// The largest change of any state of each voxel over the period.
+template <class Mem>
+struct PeriodChange {
+  StateView<Mem> before, after;
+  Kokkos::View<float*, Mem> change;
+  KOKKOS_INLINE_FUNCTION void operator()(int v) const {
+    float m = 0.0f;
+    for (int c = 0; c < 6; ++c) {
+      for (int k = 0; k < int(before.extent(2)); ++k) {
+        const float d = kx::fabs(after(v, c, k) - before(v, c, k));
+        m = d > m ? d : m;
+      }
+    }
+    change(v) = m;
+  }
+};
+
+}  // namespace
+
+template <class ExecSpace>
+SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue, float* signals,
+                                                   const SteadyStateOptions& steady) const {
+  using Mem = typename ExecSpace::memory_space;
+  tissue.validate("steady-state tissue");
+  if (!(steady.tolerance > 0.0) || !std::isfinite(steady.tolerance)) {
+    throw std::invalid_argument("steady state: tolerance must be positive and finite, got " +
+                                std::to_string(steady.tolerance));
+  }
+  if (steady.max_repetitions < 1) {
+    throw std::invalid_argument("steady state: max_repetitions must be >= 1, got " +
+                                std::to_string(steady.max_repetitions));
+  }
+  if (tissue.has_second_pool() || tissue.has_bound_pool()) {
+    throw std::invalid_argument(
+        "steady state: pooled models are not supported by the steady-state iteration yet");
+  }
+  SteadyStateReport report;
+  report.repetitions.assign(std::size_t(tissue.voxels), -1);
+  if (tissue.voxels == 0) return report;
+  ExecSpace exec;
+  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  // Two carried states per voxel next to its samples.
+  const std::int64_t per_voxel = 2 * 6 * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 8;
+  const std::int64_t chunk = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(chunk_for(tissue.voxels), (std::int64_t(1) << 30) / per_voxel));
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk,
+      std::max(samples(), 1), 2);
+  StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), chunk, 6,
+                   orders_);
+  StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), chunk, 6,
+                   orders_);
+  Kokkos::View<float*, Mem> change("larmor::period_change", chunk);
+  auto host_change = Kokkos::create_mirror_view(change);
+  for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
+    const std::int64_t count = std::min(chunk, tissue.voxels - begin);
+    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                         SetEquilibrium<Mem>{a});
+    std::int64_t left = count;
+    int period = 0;
+    StateView<Mem> from = a, to = b;
+    while (left > 0 && period < steady.max_repetitions) {
+      ++period;
+      epg::simulate_forward(exec, table, views, device_signals, epg::CarriedState<Mem>{from, to});
+      Kokkos::parallel_for("larmor::period_change", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                           PeriodChange<Mem>{from, to, change});
+      Kokkos::deep_copy(exec, host_change, change);
+      exec.fence();
+      for (std::int64_t v = 0; v < count; ++v) {
+        int& settled = report.repetitions[std::size_t(begin + v)];
+        if (settled < 0 && double(host_change(v)) < steady.tolerance) {
+          settled = period;
+          --left;
+        }
+      }
+      std::swap(from, to);
+    }
+    report.periods = std::max(report.periods, period);
+    report.unconverged += left;
+    if (samples() > 0) {
+      Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
+          signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
+      Kokkos::deep_copy(
+          host, Kokkos::subview(device_signals, std::pair<std::int64_t, std::int64_t>(0, count),
+                                Kokkos::ALL, Kokkos::ALL));
+    }
+    if (options_.progress) options_.progress(begin + count, tissue.voxels);
+  }
+  return report;
+}
+
+#define LARMOR_STEADY_STATE_BACKEND(EXEC)                            \
+  template SteadyStateReport Simulator::run_steady_state_into<EXEC>( \
+      const tissue::Tissue&, float*, const SteadyStateOptions&) const;
+#if defined(KOKKOS_ENABLE_SERIAL)
+LARMOR_STEADY_STATE_BACKEND(Kokkos::Serial)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+LARMOR_STEADY_STATE_BACKEND(Kokkos::OpenMP)
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+LARMOR_STEADY_STATE_BACKEND(Kokkos::Cuda)
+#endif
+#undef LARMOR_STEADY_STATE_BACKEND
+
+}  // namespace larmor::simulate
