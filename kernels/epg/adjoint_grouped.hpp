@@ -133,20 +133,21 @@ struct GroupedAdjointKernel {
   // interval's.
   static KOKKOS_INLINE_FUNCTION void transport_lobe(Block& b, const Tissue& t, const Terms& d,
                                                     int live, bool conjugate) {
-    TransportWalks w = lobe_walks(t.transport, d.lobe_s, b.first_order);
-    if (conjugate) w = {w.fp.conjugate(), w.fm.conjugate(), w.z.conjugate()};
+    const TransportWalks w = lobe_walks(t.transport, d.lobe_s, b.first_order);
     LaneWalks<1> fp, fm, z;
-    fp.set(0, w.fp);
-    fm.set(0, w.fm);
-    z.set(0, w.z);
-    b.template transport<false, true>(live, fp, fm, z);
+    fp.set(0, conjugate ? w.fp.conjugate() : w.fp);
+    fm.set(0, conjugate ? w.fm.conjugate() : w.fm);
+    z.set(0, conjugate ? w.z.conjugate() : w.z);
+    b.template transport<transport_families::plus, true>(live, fp);
+    b.template transport<transport_families::minus, true>(live, fm);
+    b.template transport<transport_families::z, true>(live, z);
   }
   static KOKKOS_INLINE_FUNCTION void transport_interval(Block& b, const Tissue& t, float duration,
                                                         int live, bool conjugate) {
     const OrderWalk w = interval_walk(t.transport, duration, b.first_order);
     LaneWalks<1> walk;
     walk.set(0, conjugate ? w.conjugate() : w);
-    b.template transport<true, true>(live, walk, walk, walk);
+    b.template transport<transport_families::all, true>(live, walk);
   }
 
   // A shift with a declared lobe's factors, and its transpose.

@@ -72,9 +72,9 @@ KOKKOS_FORCEINLINE_FUNCTION Real relaxation_rate(float t, int direction) {
   return Real(1.0f) / tissue_value<Real>(t, direction);
 }
 
-// `Declared`: the run evaluates declared terms (diffusion, flow, washout, a
-// transmit array); without them their registers and branches are compiled
-// out of the plain kernel.
+// `Declared`: the full variant, which evaluates declared terms (diffusion,
+// flow, washout, a transmit array) and carries state between launches
+// (steady state); the plain kernel compiles all of that out.
 template <class Real, int Lanes, bool Declared, class MemorySpace>
 KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tissue,
                                              int first_voxel, LaneTissue<Real, Lanes>& out) {
@@ -160,10 +160,14 @@ struct ForwardKernel {
 
     State state;
     state.reset(thread);
-    // A carried state may fill every order from the start: the records' live
-    // counts (from equilibrium) do not hold then.
-    const bool carried = state_in.extent(0) > 0;
-    if (carried) state.load(state_in, lane.voxel, lane.active, events.orders);
+    // A carried state may fill every order from the start: its event table
+    // counts every order live (make_event_table's from_equilibrium = false).
+    // Only the full variant loads one: compiled into the plain kernel, the
+    // load slowed g++'s host loops by 45 % (mese 9.4 -> 13.3 ns per event per
+    // voxel on the 2-core machine).
+    if constexpr (Declared) {
+      if (state_in.extent(0) > 0) state.load(state_in, lane.voxel, lane.active, events.orders);
+    }
     SampleWriter writer = sample_writer(lane);
 
     // Free-evolution factors for the last two distinct intervals: trains
@@ -192,7 +196,7 @@ struct ForwardKernel {
       for (int i = 0; i < in_tile; ++i) {
         const EventRecord rec = tile(i);
         const std::uint32_t act = action_of(rec);
-        const int live = carried ? events.orders : live_orders_of(rec);
+        const int live = live_orders_of(rec);
         const abi::EventKind kind = kind_of(rec);
 
         if (act & abi::action::crush_before) shift(team, exchange, state, lane, live);
@@ -265,9 +269,9 @@ struct ForwardKernel {
               walks.set(l, interval_walk(lane.transport[l], rec.duration, state.first_order));
             }
             if (tissue.flow) {
-              state.template transport<true, true>(live, walks, walks, walks);
+              state.template transport<transport_families::all, true>(live, walks);
             } else {
-              state.template transport<true, false>(live, walks, walks, walks);
+              state.template transport<transport_families::all, false>(live, walks);
             }
           }
         } else if (spoil) {
@@ -275,6 +279,9 @@ struct ForwardKernel {
         }
       }
     }
+    // The store stays in both variants (the plain one never receives a
+    // carried state): without it g++ compiled the plain host kernel as slowly
+    // as with the load above, for reasons of its own (measured, not derived).
     if (state_out.extent(0) > 0) state.store(state_out, lane.voxel, lane.active, events.orders);
   }
 
@@ -283,21 +290,28 @@ struct ForwardKernel {
                                          const LaneTissue<Real, Lanes>& lane, int live) const {
     state.shift(team, exchange);
     if (Declared && tissue.lobes()) {
-      LaneWalks<Lanes> fp, fm, z;
-      LARMOR_UNROLL
-      for (int l = 0; l < Lanes; ++l) {
-        const TransportWalks w =
-            lobe_walks(lane.transport[l], tissue.terms.lobe_s, state.first_order);
-        fp.set(l, w.fp);
-        fm.set(l, w.fm);
-        z.set(l, w.z);
-      }
+      // One family at a time: one walk's registers live at once.
       if (tissue.flow) {
-        state.template transport<false, true>(live, fp, fm, z);
+        lobe<transport_families::plus, true>(state, lane, live);
+        lobe<transport_families::minus, true>(state, lane, live);
+        lobe<transport_families::z, true>(state, lane, live);
       } else {
-        state.template transport<false, false>(live, fp, fm, z);
+        lobe<transport_families::plus, false>(state, lane, live);
+        lobe<transport_families::minus, false>(state, lane, live);
+        lobe<transport_families::z, false>(state, lane, live);
       }
     }
+  }
+
+  template <int Family, bool Complex>
+  KOKKOS_FORCEINLINE_FUNCTION void lobe(State& state, const LaneTissue<Real, Lanes>& lane,
+                                        int live) const {
+    LaneWalks<Lanes> walk;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      walk.set(l, lobe_walk<Family>(lane.transport[l], tissue.terms.lobe_s, state.first_order));
+    }
+    state.template transport<Family, Complex>(live, walk);
   }
 
   KOKKOS_FORCEINLINE_FUNCTION static void fill_evolution(float duration,

@@ -22,7 +22,7 @@ void check_order_limit(int orders, const std::string& kernel_name) {
 }
 
 std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int orders,
-                                             int sample_count) {
+                                             int sample_count, bool from_equilibrium) {
   check_order_limit(orders, "epg::build_event_records");
   if (ev.count < 0 || ev.count > std::numeric_limits<std::int32_t>::max()) {
     throw std::invalid_argument("epg::build_event_records: " + std::to_string(ev.count) +
@@ -56,7 +56,7 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     shifts += abi::shifts_of(act);
     // Everything starts in Z_0 and only shifts raise the order, so after
     // `shifts` shifts no order above `shifts` can be non-zero.
-    const int live = shifts + 1 < orders ? shifts + 1 : orders;
+    const int live = from_equilibrium && shifts + 1 < orders ? shifts + 1 : orders;
     EventRecord& r = out[static_cast<std::size_t>(i)];
     r.duration = ev.duration[i];
     r.flip = ev.flip[i];

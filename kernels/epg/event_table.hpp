@@ -43,8 +43,10 @@ KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
 // Validates the arrays (kinds, action bits, output indices, finite values) and
 // builds the records for a run with `orders` orders. Throws
 // std::invalid_argument naming the event and the field.
+// `from_equilibrium` false: the run starts from a carried state
+// (steady-state iteration), so every order counts as live from the start.
 std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& events, int orders,
-                                             int sample_count);
+                                             int sample_count, bool from_equilibrium = true);
 
 // Refuses an order count the kernels cannot hold, naming the kernel.
 void check_order_limit(int orders, const std::string& kernel_name);
@@ -59,8 +61,9 @@ struct EventTable {
 
 template <class MemorySpace>
 EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int orders,
-                                         int sample_count) {
-  const std::vector<EventRecord> host = build_event_records(events, orders, sample_count);
+                                         int sample_count, bool from_equilibrium = true) {
+  const std::vector<EventRecord> host =
+      build_event_records(events, orders, sample_count, from_equilibrium);
   Kokkos::View<EventRecord*, MemorySpace> device(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::event_records"), host.size());
   Kokkos::View<const EventRecord*, Kokkos::HostSpace, kx::Unmanaged> staged(host.data(),

@@ -94,7 +94,7 @@ void launch_layout(const ExecSpace& exec,
                    const SignalsOf<ExecSpace>& signals, LaunchShape shape,
                    const TangentsOf<ExecSpace>& tangents = {},
                    const CarriedState<typename ExecSpace::memory_space>& carry = {}) {
-  if (declares_terms(tissue)) {
+  if (declares_terms(tissue) || carry.in.extent(0) > 0 || carry.out.extent(0) > 0) {
     launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, true>>(exec, events, tissue, signals,
                                                                 shape, tangents, carry);
   } else {

@@ -136,23 +136,21 @@ struct RingStateBlock {
   static constexpr int first_order = 0;  // one thread holds every order
 
   // Diffusion and flow (transport.hpp), as StateBlock::transport. The lane
-  // loop applies and advances the walks in one body so that it vectorises.
-  template <bool Shared, bool Complex>
-  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> fp, LaneWalks<lanes> fm,
-                                        LaneWalks<lanes> z) {
+  // loop applies and advances the walk in one body so that it vectorises.
+  template <int Families, bool Complex>
+  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> walk) {
     const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
 #pragma omp simd
       for (int l = 0; l < lanes; ++l) {
-        fp.template apply<Complex>(l, fp_re[p][l], fp_im[p][l]);
-        (Shared ? fp : fm).template apply<Complex>(l, fm_re[m][l], fm_im[m][l]);
-        (Shared ? fp : z).template apply<Complex>(l, z_re[k][l], z_im[k][l]);
-        fp.template advance_lane<Complex>(l);
-        if constexpr (!Shared) {
-          fm.template advance_lane<Complex>(l);
-          z.template advance_lane<Complex>(l);
-        }
+        if constexpr ((Families & transport_families::plus) != 0)
+          walk.template apply<Complex>(l, fp_re[p][l], fp_im[p][l]);
+        if constexpr ((Families & transport_families::minus) != 0)
+          walk.template apply<Complex>(l, fm_re[m][l], fm_im[m][l]);
+        if constexpr ((Families & transport_families::z) != 0)
+          walk.template apply<Complex>(l, z_re[k][l], z_im[k][l]);
+        walk.template advance_lane<Complex>(l);
       }
     }
   }

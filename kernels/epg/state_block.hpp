@@ -259,27 +259,25 @@ struct StateBlock {
     }
   }
 
-  // Diffusion and flow (transport.hpp): the walks start at this thread's
-  // first order; Shared: one walk for all three families (an interval);
-  // Complex = false: real factors (no flow declared).
-  template <bool Shared, bool Complex>
-  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> fp, LaneWalks<lanes> fm,
-                                        LaneWalks<lanes> z) {
+  // Diffusion and flow (transport.hpp): a walk from this thread's first
+  // order applied to the families in `Families` (transport_families); real
+  // factors unless Complex (flow declared).
+  template <int Families, bool Complex>
+  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> walk) {
     const int n = live_here(live);
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
         LARMOR_UNROLL
         for (int l = 0; l < lanes; ++l) {
-          fp.template apply<Complex>(l, fp_re[j][l], fp_im[j][l]);
-          (Shared ? fp : fm).template apply<Complex>(l, fm_re[j][l], fm_im[j][l]);
-          (Shared ? fp : z).template apply<Complex>(l, z_re[j][l], z_im[j][l]);
+          if constexpr ((Families & transport_families::plus) != 0)
+            walk.template apply<Complex>(l, fp_re[j][l], fp_im[j][l]);
+          if constexpr ((Families & transport_families::minus) != 0)
+            walk.template apply<Complex>(l, fm_re[j][l], fm_im[j][l]);
+          if constexpr ((Families & transport_families::z) != 0)
+            walk.template apply<Complex>(l, z_re[j][l], z_im[j][l]);
         }
-        fp.template advance<Complex>();
-        if constexpr (!Shared) {
-          fm.template advance<Complex>();
-          z.template advance<Complex>();
-        }
+        walk.template advance<Complex>();
       }
     }
   }

@@ -97,6 +97,12 @@ KOKKOS_INLINE_FUNCTION OrderWalk walk_from_zero(float a, float a_rho, float h_re
   return w;
 }
 
+// Which state families a walk scales: an interval scales all three with one
+// walk; a lobe gives each family its own.
+namespace transport_families {
+inline constexpr int plus = 1, minus = 2, z = 4, all = 7;
+}
+
 // A voxel's rates of the two terms: beta per second (D q^2) and the flow
 // phase per order per second in turns (moment x v).
 struct TransportRates {
@@ -163,20 +169,27 @@ KOKKOS_INLINE_FUNCTION OrderWalk interval_walk(const TransportRates& r, float t,
   return walk_from_zero(exp(-r.diffusion * t), 1.0f, h_re, h_im, 0);
 }
 
-KOKKOS_INLINE_FUNCTION TransportWalks lobe_walks(const TransportRates& r, float tau, int first) {
+// One family's lobe walk (F+: sigma = -1, F-: sigma = +1, Z: the interval
+// factor for tau).
+template <int Family>
+KOKKOS_INLINE_FUNCTION OrderWalk lobe_walk(const TransportRates& r, float tau, int first) {
   const float beta = r.diffusion * tau, gamma = r.flow_turns * tau;
   constexpr float third = 1.0f / 3.0f;  // 1/4 + 1/12
-  if (first != 0) {
-    return {order_walk(beta, gamma, -1.0f, third, first),
-            order_walk(beta, gamma, 1.0f, third, first),
-            order_walk(beta, gamma, 0.0f, 0.0f, first)};
-  }
+  constexpr int sigma = Family == transport_families::plus    ? -1
+                        : Family == transport_families::minus ? 1
+                                                              : 0;
+  constexpr float rho = sigma == 0 ? 0.0f : third;
+  if (first != 0) return order_walk(beta, gamma, float(sigma), rho, first);
   using kx::exp;
   float h_re, h_im;
   sincos_turns(-0.5f * gamma, h_im, h_re);
-  const float a = exp(-beta), a_third = exp(-third * beta);
-  return {walk_from_zero(a, a_third, h_re, h_im, -1), walk_from_zero(a, a_third, h_re, h_im, 1),
-          walk_from_zero(a, 1.0f, h_re, h_im, 0)};
+  return walk_from_zero(exp(-beta), sigma == 0 ? 1.0f : exp(-third * beta), h_re, h_im, sigma);
+}
+
+KOKKOS_INLINE_FUNCTION TransportWalks lobe_walks(const TransportRates& r, float tau, int first) {
+  return {lobe_walk<transport_families::plus>(r, tau, first),
+          lobe_walk<transport_families::minus>(r, tau, first),
+          lobe_walk<transport_families::z>(r, tau, first)};
 }
 
 }  // namespace larmor::epg

@@ -71,7 +71,8 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   report.repetitions.assign(std::size_t(tissue.voxels), -1);
   if (tissue.voxels == 0) return report;
   ExecSpace exec;
-  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  // Every period after the first starts with any order filled.
+  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), false);
   // Two carried states per voxel next to its samples.
   const std::int64_t per_voxel = 2 * 6 * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 8;
   const std::int64_t chunk = std::max<std::int64_t>(
