@@ -79,16 +79,17 @@ inline reference::Tissue voxel_of(const tissue::Tissue& t, std::int64_t v) {
   return r;
 }
 
-// Every sample of every voxel against the double-precision reference.
-inline void expect_matches_reference(const sequence::Description& d, const tissue::Tissue& t,
-                                     int orders) {
+// Every sample of every voxel against a double-precision reference:
+// reference(voxel, orders) gives that voxel's samples.
+template <class Reference>
+void expect_matches(const sequence::Description& d, const tissue::Tissue& t, int orders,
+                    const Reference& reference) {
   const auto got = run_on_backend(d, t, orders);
   const int samples = d.sample_count();
   const int resolved = sequence::resolve_order_count(d, orders);
   const double tol = float_tolerance(std::int64_t(d.events.size()));
   for (std::int64_t v = 0; v < t.voxels; ++v) {
-    // The reference sees the tissue as the kernel does: in float.
-    const auto want = reference::simulate(d, voxel_of(t, v), resolved);
+    const auto want = reference(v, resolved);
     ASSERT_EQ(int(want.size()), samples);
     const double scale = std::max(1.0, double(t.m0.at(v)));
     for (int n = 0; n < samples; ++n) {
@@ -98,6 +99,14 @@ inline void expect_matches_reference(const sequence::Description& d, const tissu
           << want[std::size_t(n)];
     }
   }
+}
+
+// ... the single-pool reference, which sees the tissue as the kernel does (in float).
+inline void expect_matches_reference(const sequence::Description& d, const tissue::Tissue& t,
+                                     int orders) {
+  expect_matches(d, t, orders, [&](std::int64_t v, int resolved) {
+    return reference::simulate(d, voxel_of(t, v), resolved);
+  });
 }
 
 TEST(TEST_CATEGORY, mese_matches_reference) {

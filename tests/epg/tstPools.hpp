@@ -59,21 +59,9 @@ inline reference::PooledTissue pooled_voxel(const tissue::Tissue& t, std::int64_
 
 inline void expect_pooled_matches_reference(const sequence::Description& d, const tissue::Tissue& t,
                                             int orders) {
-  const auto got = run_on_backend(d, t, orders);
-  const int samples = d.sample_count();
-  const int resolved = sequence::resolve_order_count(d, orders);
-  const double tol = float_tolerance(std::int64_t(d.events.size()));
-  for (std::int64_t v = 0; v < t.voxels; ++v) {
-    const auto want = reference::simulate_pooled(d, pooled_voxel(t, v), resolved);
-    ASSERT_EQ(int(want.size()), samples);
-    const double scale = std::max(1.0, double(t.m0.at(v)));
-    for (int n = 0; n < samples; ++n) {
-      const Complex g = sample(got, samples, v, n);
-      ASSERT_LE(std::abs(g - want[std::size_t(n)]), tol * scale)
-          << d.name << ": voxel " << v << ", sample " << n << ": got " << g << ", want "
-          << want[std::size_t(n)];
-    }
-  }
+  expect_matches(d, t, orders, [&](std::int64_t v, int resolved) {
+    return reference::simulate_pooled(d, pooled_voxel(t, v), resolved);
+  });
 }
 
 using Matrix = std::vector<std::vector<double>>;
