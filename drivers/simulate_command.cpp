@@ -94,6 +94,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
     for (auto n : settled) worst = std::max(worst, n);
     worst = comm.all_reduce_max(worst);
     unsettled = comm.all_reduce_sum(unsettled);
+    steady.periods = int(comm.all_reduce_max(std::int64_t(steady.periods)));
     if (talk) {
       std::printf(
           "larmor simulate: steady state within %g after at most %lld periods; %lld voxel(s) "
@@ -109,7 +110,9 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
                        kx::backend_name() + "\"");
   const double total_seconds = std::chrono::duration<double>(clock::now() - start).count();
   if (talk) {
-    const double ev = double(simulator.events()) * double(voxels.total);
+    // A steady-state run simulated the period up to its slowest voxel's count.
+    const double periods = deck.steady_state ? double(std::max(steady.periods, 1)) : 1.0;
+    const double ev = double(simulator.events()) * double(voxels.total) * periods;
     std::printf(
         "larmor simulate: simulated in %.3f s (%.3g ns per event per voxel), %.3f s in all\n",
         sim_seconds, ev > 0 ? sim_seconds * 1e9 / ev : 0.0, total_seconds);

@@ -1,8 +1,8 @@
 // Steady state by fixed-point iteration of the period map: the fused kernel
 // runs one period per launch, starting from the state the previous launch
 // left (epg::CarriedState), until every voxel's largest state change over a
-// period is below the tolerance. Converged voxels stay converged (a fixed
-// point maps to itself), so the last period's samples are every voxel's.
+// period is below the tolerance. Each voxel keeps the samples of the period
+// in which it settled, so its result depends only on its own trajectory.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -31,12 +31,19 @@ struct SetEquilibrium {
   }
 };
 
-// The largest change of any state of each voxel over the period.
+// After a period: a voxel whose largest state change fell below the
+// tolerance settles now, keeping this period's samples; every unsettled voxel
+// counts towards `left`. A voxel's result so depends on nothing but its own
+// trajectory (not on the rank count or its neighbours' settling).
 template <class Mem>
-struct PeriodChange {
+struct SettleVoxels {
   StateView<Mem> before, after;
-  Kokkos::View<float*, Mem> change;
-  KOKKOS_INLINE_FUNCTION void operator()(int v) const {
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals, kept;
+  Kokkos::View<int*, Mem> settled;
+  float tolerance;
+  int period;
+  KOKKOS_INLINE_FUNCTION void operator()(int v, std::int64_t& left) const {
+    if (settled(v) >= 0) return;
     float m = 0.0f;
     for (int c = 0; c < 6; ++c) {
       for (int k = 0; k < int(before.extent(2)); ++k) {
@@ -44,7 +51,29 @@ struct PeriodChange {
         m = d > m ? d : m;
       }
     }
-    change(v) = m;
+    if (m < tolerance) {
+      settled(v) = period;
+      for (int n = 0; n < int(signals.extent(1)); ++n) {
+        kept(v, n, 0) = signals(v, n, 0);
+        kept(v, n, 1) = signals(v, n, 1);
+      }
+    } else {
+      ++left;
+    }
+  }
+};
+
+// Voxels that never settled keep the last period's samples.
+template <class Mem>
+struct KeepUnsettled {
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals, kept;
+  Kokkos::View<int*, Mem> settled;
+  KOKKOS_INLINE_FUNCTION void operator()(int v) const {
+    if (settled(v) >= 0) return;
+    for (int n = 0; n < int(signals.extent(1)); ++n) {
+      kept(v, n, 0) = signals(v, n, 0);
+      kept(v, n, 1) = signals(v, n, 1);
+    }
   }
 };
 
@@ -73,8 +102,8 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   ExecSpace exec;
   // Every period after the first starts with any order filled.
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), false);
-  // Two carried states per voxel next to its samples.
-  const std::int64_t per_voxel = 2 * 6 * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 8;
+  // Two carried states and two sets of samples (the period's, the settled) per voxel.
+  const std::int64_t per_voxel = 2 * 6 * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 16;
   const std::int64_t chunk = std::max<std::int64_t>(
       1, std::min<std::int64_t>(chunk_for(tissue.voxels), (std::int64_t(1) << 30) / per_voxel));
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
@@ -84,40 +113,43 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
                    orders_);
   StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), chunk, 6,
                    orders_);
-  Kokkos::View<float*, Mem> change("larmor::period_change", chunk);
-  auto host_change = Kokkos::create_mirror_view(change);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> kept(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::settled_signals"), chunk,
+      std::max(samples(), 1), 2);
+  Kokkos::View<int*, Mem> settled("larmor::settled_period", chunk);
+  auto host_settled = Kokkos::create_mirror_view(settled);
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
     Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
                          SetEquilibrium<Mem>{a});
+    Kokkos::deep_copy(exec, settled, -1);
     std::int64_t left = count;
     int period = 0;
     StateView<Mem> from = a, to = b;
     while (left > 0 && period < steady.max_repetitions) {
       ++period;
       epg::simulate_forward(exec, table, views, device_signals, epg::CarriedState<Mem>{from, to});
-      Kokkos::parallel_for("larmor::period_change", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
-                           PeriodChange<Mem>{from, to, change});
-      Kokkos::deep_copy(exec, host_change, change);
-      exec.fence();
-      for (std::int64_t v = 0; v < count; ++v) {
-        int& settled = report.repetitions[std::size_t(begin + v)];
-        if (settled < 0 && double(host_change(v)) < steady.tolerance) {
-          settled = period;
-          --left;
-        }
-      }
+      left = 0;
+      Kokkos::parallel_reduce("larmor::settle", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                              SettleVoxels<Mem>{from, to, device_signals, kept, settled,
+                                                float(steady.tolerance), period},
+                              left);
       std::swap(from, to);
     }
+    Kokkos::parallel_for("larmor::keep_unsettled", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+                         KeepUnsettled<Mem>{device_signals, kept, settled});
+    Kokkos::deep_copy(exec, host_settled, settled);
+    exec.fence();
+    for (std::int64_t v = 0; v < count; ++v)
+      report.repetitions[std::size_t(begin + v)] = host_settled(v);
     report.periods = std::max(report.periods, period);
     report.unconverged += left;
     if (samples() > 0) {
       Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
           signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-      Kokkos::deep_copy(
-          host, Kokkos::subview(device_signals, std::pair<std::int64_t, std::int64_t>(0, count),
-                                Kokkos::ALL, Kokkos::ALL));
+      Kokkos::deep_copy(host, Kokkos::subview(kept, std::pair<std::int64_t, std::int64_t>(0, count),
+                                              Kokkos::ALL, Kokkos::ALL));
     }
     if (options_.progress) options_.progress(begin + count, tissue.voxels);
   }
