@@ -13,27 +13,39 @@ namespace larmor::test {
 namespace steady {
 
 inline simulate::SteadyStateReport run(const sequence::Description& d, const tissue::Tissue& t,
-                                       double tolerance, std::vector<float>& signals) {
+                                       const simulate::SteadyStateOptions& o,
+                                       std::vector<float>& signals) {
   simulate::Simulator sim(d, simulate::Options{});
   signals.assign(std::size_t(t.voxels) * sim.samples() * 2, NAN);
-  simulate::SteadyStateOptions o;
-  o.tolerance = tolerance;
   return sim.run_steady_state_into<TEST_EXECSPACE>(t, signals.data(), o);
 }
 
-// One repetition: a pulse, the echo at TE, ideal spoiling after it.
-inline sequence::Description spoiled_period(double flip_deg, double tr, double te) {
+inline simulate::SteadyStateReport run(const sequence::Description& d, const tissue::Tissue& t,
+                                       double tolerance, std::vector<float>& signals) {
+  simulate::SteadyStateOptions o;
+  o.tolerance = tolerance;
+  return run(d, t, o, signals);
+}
+
+// One repetition: a pulse, the echo at TE with `readout_action` (spoiling or
+// none), then the rest of TR.
+inline sequence::Description period(double flip_deg, double tr, double te,
+                                    std::uint32_t readout_action) {
   sequence::Description d;
-  d.name = "spoiled-tr";
+  d.name = "one-tr";
   sequence::Event pulse, adc;
   pulse.kind = abi::EventKind::pulse;
   pulse.flip_rad = flip_deg * M_PI / 180.0;
   pulse.duration_s = te;
   adc.kind = abi::EventKind::adc;
-  adc.action = abi::action::spoil_after;
+  adc.action = readout_action;
   adc.duration_s = tr - te;
   d.events = {pulse, adc};
   return d;
+}
+
+inline sequence::Description spoiled_period(double flip_deg, double tr, double te) {
+  return period(flip_deg, tr, te, abi::action::spoil_after);
 }
 
 }  // namespace steady
@@ -74,15 +86,7 @@ TEST(TEST_CATEGORY, steady_state_is_the_ernst_signal_and_settles_geometrically) 
 // on and off resonance: no dummy repetitions to choose.
 TEST(TEST_CATEGORY, steady_state_of_balanced_ssfp_matches_its_closed_form) {
   const double tr = 0.005, te = 0.0025, flip = 35.0;
-  sequence::Description d;
-  d.name = "bssfp-tr";
-  sequence::Event pulse, adc;
-  pulse.kind = abi::EventKind::pulse;
-  pulse.flip_rad = flip * M_PI / 180;
-  pulse.duration_s = te;
-  adc.kind = abi::EventKind::adc;
-  adc.duration_s = tr - te;
-  d.events = {pulse, adc};
+  const auto d = steady::period(flip, tr, te, 0);  // balanced: no shift, no spoiling
   tissue::Tissue t;
   t.voxels = 3;
   t.t1_s.uniform = 0.3f;
@@ -111,12 +115,10 @@ TEST(TEST_CATEGORY, steady_state_refuses_what_it_cannot_do) {
   // A voxel that cannot settle within the limit is reported, not hidden.
   tissue::Tissue slow;
   slow.voxels = 1;  // no relaxation: Mz reaches 0 only as cos(a)^n, not within 50 periods
-  simulate::Simulator sim(d, simulate::Options{});
-  signals.assign(2, 0.0f);
   simulate::SteadyStateOptions o;
   o.tolerance = 1e-9;
   o.max_repetitions = 50;
-  const auto report = sim.run_steady_state_into<TEST_EXECSPACE>(slow, signals.data(), o);
+  const auto report = steady::run(d, slow, o, signals);
   EXPECT_EQ(report.unconverged, 1);
   EXPECT_EQ(report.repetitions[0], -1);
   EXPECT_EQ(report.periods, 50);
