@@ -1,7 +1,7 @@
 // Launching a reverse sweep: shape checks, the checkpoint interval, and the
-// choice of layout: the grouped kernel (adjoint_grouped.hpp: a voxel's
-// orders over a group of one warp's threads in registers on a device, all of
-// them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
+// choice of layout: the pooled sweep (pooled_adjoint.hpp) for a pooled model; the grouped kernel
+// (adjoint_grouped.hpp: a voxel's orders over a group of one warp's threads in registers on a
+// device, all of them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
 // kernel (adjoint_impl.hpp) above. LARMOR_ADJOINT_LAYOUT=plain selects the
 // plain kernel for any order count (the tests compare the two everywhere).
 #pragma once
@@ -13,6 +13,8 @@
 
 #include "epg/adjoint_grouped.hpp"
 #include "epg/adjoint_impl.hpp"
+#include "epg/pooled_adjoint.hpp"
+#include "epg/pooled_impl.hpp"
 
 namespace larmor::epg {
 
@@ -40,7 +42,7 @@ Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
   kernel.out = out;
   kernel.interval = launch.interval;
   const int stretches = (events.count + launch.interval - 1) / launch.interval;
-  const int components = 6 * Kernel::parts;
+  const int components = Kernel::components * Kernel::parts;
   kernel.checkpoints = typename Kernel::Store(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), tissue.voxels,
       stretches, components, launch.padded_orders);
@@ -79,11 +81,6 @@ void simulate_reverse(const ExecSpace& exec,
   const std::string name = adjoint_kernel_name;
   if (tissue.voxels <= 0 || events.count == 0) return;
   check_order_limit(events.orders, adjoint_kernel_name);
-  if (tissue.pools.active()) {
-    throw std::invalid_argument(name +
-                                ": pooled models (a second or a bound pool) run forward and in "
-                                "forward mode (JVP) only; their reverse sweep is not written yet");
-  }
   const auto voxels = std::size_t(tissue.voxels);
   const auto wrong = [&](const auto& m, std::size_t rows, int columns) {
     return m.extent(0) < rows || m.extent(1) != std::size_t(columns);
@@ -113,6 +110,31 @@ void simulate_reverse(const ExecSpace& exec,
   const auto run = [&](auto kernel, const auto& policy) {
     Kokkos::parallel_for(adjoint_kernel_name, policy, kernel);
   };
+  if (tissue.pools.active()) {
+    // One voxel per thread, every order of every pool (pooled_adjoint.hpp).
+    const auto& p = tissue.pools;
+    check_pooled_orders(events.orders, p.count(), pooled_mode::reverse);
+    launch.padded_orders = events.orders;
+    const auto pooled = [&](auto k_constant, auto free_constant, auto bound_constant) {
+      using Kernel = PooledAdjointKernel<ExecSpace, decltype(k_constant)::value,
+                                         decltype(free_constant)::value,
+                                         decltype(bound_constant)::value, Real>;
+      run(configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch),
+          Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels));
+    };
+    const auto layout = [&](auto k_constant) {
+      using I = std::integral_constant<int, 1>;
+      using II = std::integral_constant<int, 2>;
+      using O = std::integral_constant<int, 0>;
+      if (p.free == 2 && p.bound == 0) return pooled(k_constant, II{}, O{});
+      if (p.free == 1 && p.bound == 1) return pooled(k_constant, I{}, I{});
+      if (p.free == 2 && p.bound == 1) return pooled(k_constant, II{}, I{});
+      throw std::invalid_argument(name + ": no pooled layout for " + std::to_string(p.free) +
+                                  " free and " + std::to_string(p.bound) + " bound pools");
+    };
+    if (events.orders <= 16) return layout(std::integral_constant<int, 16>{});
+    return layout(std::integral_constant<int, 64>{});
+  }
   if (use_grouped_layout(events.orders)) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
     // team. Host: a team of one thread holding every order.

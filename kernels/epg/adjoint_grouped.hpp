@@ -30,6 +30,7 @@ struct GroupedAdjointKernel {
   using Tissue = adjoint_detail::VoxelTissue<Real>;
   // [voxel][slot][6 components x parts][padded orders]
   using Store = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
+  static constexpr int components = 6;
   static constexpr int parts = part_count_v<Real>;
 
   EventTable<memory_space> events;

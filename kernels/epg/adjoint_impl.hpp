@@ -23,6 +23,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
@@ -37,6 +38,7 @@ namespace adjoint_detail {
 // state at arbitrary points, so it is copied often; rings would not help).
 template <int K, class Real>
 struct PlainState {
+  static constexpr int components = 6;
   Real fp_re[K], fp_im[K], fm_re[K], fm_im[K], z_re[K], z_im[K];
 
   KOKKOS_INLINE_FUNCTION Real* component(int c) {
@@ -255,6 +257,54 @@ struct Gradients {
   Real tissue[tissue_direction::count] = {};
 };
 
+// A state's components (State::component(c), c < State::components) to and
+// from row `slot` of a checkpoint store [voxel][slot][component x part][order],
+// a dual number's parts side by side.
+template <class Store, class State>
+KOKKOS_INLINE_FUNCTION void save_state(const Store& store, int v, int slot, State& s, int n) {
+  using Real = std::remove_reference_t<decltype(*s.component(0))>;
+  constexpr int parts = part_count_v<Real>;
+  for (int c = 0; c < State::components; ++c) {
+    const Real* component = s.component(c);
+    for (int j = 0; j < parts; ++j) {
+      for (int k = 0; k < n; ++k) store(v, slot, c * parts + j, k) = part_of(component[k], j);
+    }
+  }
+}
+template <class Store, class State>
+KOKKOS_INLINE_FUNCTION void load_state(const Store& store, int v, int slot, State& s, int n) {
+  using Real = std::remove_reference_t<decltype(*s.component(0))>;
+  constexpr int parts = part_count_v<Real>;
+  for (int c = 0; c < State::components; ++c) {
+    Real* component = s.component(c);
+    for (int j = 0; j < parts; ++j) {
+      for (int k = 0; k < n; ++k) part_of(component[k], j) = store(v, slot, c * parts + j, k);
+    }
+  }
+}
+
+// Adds one event's sequence derivative (and, at dual numbers, its tangent),
+// summed over voxels.
+template <class MemorySpace, class Real>
+KOKKOS_INLINE_FUNCTION void add_sequence_gradient(const ReverseOutputs<MemorySpace>& out, int e,
+                                                  int column, const Real& g) {
+  const float value = part_of(g, 0);
+  if (value != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), value);
+  if constexpr (part_count_v < Real >> 1) {
+    const float tangent = part_of(g, 1);
+    if (tangent != 0.0f) Kokkos::atomic_add(&out.sequence_hvp(e, column), tangent);
+  }
+}
+
+template <class MemorySpace, class Real>
+KOKKOS_INLINE_FUNCTION void write_tissue_gradients(const ReverseOutputs<MemorySpace>& out, int v,
+                                                   const Gradients<Real>& g) {
+  for (int d = 0; d < tissue_direction::count; ++d) {
+    out.tissue_gradients(v, d) = part_of(g.tissue[d], 0);
+    if constexpr (part_count_v < Real >> 1) out.tissue_hvp(v, d) = part_of(g.tissue[d], 1);
+  }
+}
+
 // The derivatives of one interval from three sums over the orders. With
 // rot = E2 exp(i 2 pi df t) (F+' = rot F+, F-' = conj(rot) F-) and
 // Z' = E1 Z (+ 1 - E1 for order 0):
@@ -398,6 +448,7 @@ struct AdjointKernel {
   using Tissue = adjoint_detail::VoxelTissue<Real>;
   // [voxel][slot][6 components x parts][K]
   using Store = Kokkos::View<float****, Kokkos::LayoutLeft, memory_space>;
+  static constexpr int components = 6;
   static constexpr int parts = part_count_v<Real>;
 
   EventTable<memory_space> events;
@@ -409,30 +460,13 @@ struct AdjointKernel {
   int interval = 1;
 
   KOKKOS_INLINE_FUNCTION void save(const Store& store, int v, int slot, State& s, int n) const {
-    for (int c = 0; c < 6; ++c) {
-      const Real* component = s.component(c);
-      for (int j = 0; j < parts; ++j) {
-        for (int k = 0; k < n; ++k) store(v, slot, c * parts + j, k) = part_of(component[k], j);
-      }
-    }
+    adjoint_detail::save_state(store, v, slot, s, n);
   }
   KOKKOS_INLINE_FUNCTION void load(const Store& store, int v, int slot, State& s, int n) const {
-    for (int c = 0; c < 6; ++c) {
-      Real* component = s.component(c);
-      for (int j = 0; j < parts; ++j) {
-        for (int k = 0; k < n; ++k) part_of(component[k], j) = store(v, slot, c * parts + j, k);
-      }
-    }
+    adjoint_detail::load_state(store, v, slot, s, n);
   }
-
-  // Adds one event's sequence derivative (and, at dual numbers, its tangent).
   KOKKOS_INLINE_FUNCTION void add_sequence(int e, int column, const Real& g) const {
-    const float value = part_of(g, 0);
-    if (value != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), value);
-    if constexpr (parts > 1) {
-      const float tangent = part_of(g, 1);
-      if (tangent != 0.0f) Kokkos::atomic_add(&out.sequence_hvp(e, column), tangent);
-    }
+    adjoint_detail::add_sequence_gradient(out, e, column, g);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(int v) const {
@@ -464,10 +498,7 @@ struct AdjointKernel {
         reverse_event(v, e, events.records(e), x, terms, n, s, s1, lam, g);
       }
     }
-    for (int d = 0; d < tissue_direction::count; ++d) {
-      out.tissue_gradients(v, d) = part_of(g.tissue[d], 0);
-      if constexpr (parts > 1) out.tissue_hvp(v, d) = part_of(g.tissue[d], 1);
-    }
+    write_tissue_gradients(out, v, g);
   }
 
   // Takes the adjoint after event `e` back to its start; `s` holds the state

@@ -8,6 +8,7 @@
 #include "epg/tstHessian.hpp"
 #include "epg/tstTerms.hpp"
 #include "epg/tstPools.hpp"
+#include "epg/tstPooledReverse.hpp"
 #include "epg/tstSteadyState.hpp"
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"

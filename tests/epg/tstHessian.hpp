@@ -53,10 +53,11 @@ inline std::vector<float> random_directions(const tissue::Tissue& t, unsigned se
   return out;
 }
 
-// One voxel's share of L in double precision, from the reference simulator.
+// One voxel's share of L in double precision, from a reference simulator.
 inline double reference_loss(const sequence::Description& d, const reference::Tissue& x, int orders,
-                             const std::vector<float>& w, int voxel) {
-  const auto y = reference::simulate(d, x, orders);
+                             const std::vector<float>& w, int voxel,
+                             const VoxelReference& simulate_voxel) {
+  const auto y = simulate_voxel(d, x, voxel, orders);
   double l = 0.0;
   for (std::size_t n = 0; n < y.size(); ++n) {
     const std::size_t i = (std::size_t(voxel) * y.size() + n) * 2;
@@ -79,9 +80,7 @@ inline reference::Tissue along(reference::Tissue x, const std::vector<float>& u,
   return x;
 }
 
-TEST(TEST_CATEGORY, hvp_values_are_the_vjp) {
-  const auto d = vjp_test_train();
-  const tissue::Tissue t = random_tissue(5, 111);
+inline void expect_hvp_values_are_the_vjp(const sequence::Description& d, const tissue::Tissue& t) {
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 112);
   const auto vjp = run_vjp(d, t, 0, w);
   const auto hvp = run_hvp(d, t, 0, w, random_directions(t, 113));
@@ -95,15 +94,18 @@ TEST(TEST_CATEGORY, hvp_values_are_the_vjp) {
   }
 }
 
+TEST(TEST_CATEGORY, hvp_values_are_the_vjp) {
+  expect_hvp_values_are_the_vjp(vjp_test_train(), random_tissue(5, 111));
+}
+
 // d/du of dL/d(tissue value j): [L(+h,+k) - L(+h,-k) - L(-h,+k) + L(-h,-k)] / 4hk
 // with h along u and k along j, in double precision. The truncation error is
 // O(h^2 + k^2) relative and the cancellation error about 1e-16 / (h k).
-TEST(TEST_CATEGORY, tissue_hvp_matches_mixed_central_differences) {
-  const auto d = vjp_test_train();
-  const tissue::Tissue t = random_tissue(3, 121);
+inline void expect_tissue_hvp_matches_differences(
+    const sequence::Description& d, const tissue::Tissue& t, int orders,
+    const VoxelReference& simulate_voxel = single_pool_reference()) {
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 122);
   const auto u = random_directions(t, 123);
-  const int orders = 24;
   const auto hvp = run_hvp(d, t, orders, w, u);
   const int resolved = sequence::resolve_order_count(d, orders);
   const double tol = float_tolerance(std::int64_t(d.events.size()));
@@ -118,7 +120,7 @@ TEST(TEST_CATEGORY, tissue_hvp_matches_mixed_central_differences) {
       const auto loss = [&](double a, double b) {
         reference::Tissue x = along(base, u, v, a);
         *tissue_slot(x, j) += b;
-        return reference_loss(d, x, resolved, w, v);
+        return reference_loss(d, x, resolved, w, v, simulate_voxel);
       };
       fd[std::size_t(j)] = (loss(h, k) - loss(h, -k) - loss(-h, k) + loss(-h, -k)) / (4 * h * k);
       scale = std::max(scale, std::abs(fd[std::size_t(j)]));
@@ -131,11 +133,16 @@ TEST(TEST_CATEGORY, tissue_hvp_matches_mixed_central_differences) {
   }
 }
 
+TEST(TEST_CATEGORY, tissue_hvp_matches_mixed_central_differences) {
+  expect_tissue_hvp_matches_differences(vjp_test_train(), random_tissue(3, 121), 24);
+}
+
 // The mixed derivatives d/du dL/d(event value), summed over voxels, against
 // the same mixed differences with every voxel moved along its direction.
 // Returns how many were checked.
-inline int expect_sequence_hvp_matches_differences(const sequence::Description& d,
-                                                   const tissue::Tissue& t, int orders) {
+inline int expect_sequence_hvp_matches_differences(
+    const sequence::Description& d, const tissue::Tissue& t, int orders,
+    const VoxelReference& simulate_voxel = single_pool_reference()) {
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 132);
   const auto u = random_directions(t, 133);
   const auto hvp = run_hvp(d, t, orders, w, u);
@@ -143,7 +150,7 @@ inline int expect_sequence_hvp_matches_differences(const sequence::Description& 
   const auto loss = [&](const sequence::Description& dd, double a) {
     double l = 0.0;
     for (int v = 0; v < t.voxels; ++v)
-      l += reference_loss(dd, along(voxel_of(t, v), u, v, a), resolved, w, v);
+      l += reference_loss(dd, along(voxel_of(t, v), u, v, a), resolved, w, v, simulate_voxel);
     return l;
   };
   const double tol = float_tolerance(std::int64_t(d.events.size()));
@@ -159,12 +166,10 @@ inline int expect_sequence_hvp_matches_differences(const sequence::Description& 
         EXPECT_EQ(hvp.sequence_hvp[i * 3 + c], 0.0f) << "event " << i << ", value " << c;
         continue;
       }
-      const double k = c == 2 ? 1e-6 : 1e-4;
+      const double k = event_step(e, c, 1e-4);
       const auto moved = [&](double b) {
         auto dd = d;
-        double* slots[] = {&dd.events[i].flip_rad, &dd.events[i].phase_rad,
-                           &dd.events[i].duration_s};
-        *slots[c] += b;
+        move_event_value(dd, i, c, b);
         return dd;
       };
       const auto hi = moved(k), lo = moved(-k);
