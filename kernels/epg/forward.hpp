@@ -41,7 +41,13 @@ template <class ExecSpace>
 using TangentsOf = Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
 
 // The state carried between periods of a steady-state iteration,
-// [voxel][component][order] with components F+ re, im, F- re, im, Z re, im.
+// [voxel][component][order] with components F+ re, im, F- re, im, Z re, im;
+// for a pooled model, those of each free pool's F+ and F-, then each pool's
+// Z (PooledState in pooled_state.hpp).
+inline int carried_state_components(int free_pools, int bound_pools) {
+  return 4 * free_pools + 2 * (free_pools + bound_pools);
+}
+
 template <class MemorySpace>
 struct CarriedState {
   Kokkos::View<const float***, Kokkos::LayoutRight, MemorySpace> in;  // empty: equilibrium
@@ -50,7 +56,7 @@ struct CarriedState {
 
 // Simulates every voxel of `tissue` through `events`, writing the complex
 // signal of every recorded sample: signals(voxel, sample, {re, im}); from
-// and to a carried state where given (single-pool tissue only).
+// and to a carried state where given (components: carried_state_components).
 template <class ExecSpace>
 void simulate_forward(const ExecSpace& exec,
                       const EventTable<typename ExecSpace::memory_space>& events,

@@ -188,11 +188,7 @@ void simulate_forward(const ExecSpace& exec,
         std::to_string(events.samples) + " x 2");
   }
   if (tissue.pools.active()) {  // a pooled model has layouts of its own
-    if (carry.in.extent(0) > 0 || carry.out.extent(0) > 0) {
-      throw std::invalid_argument(std::string(pooled_kernel_name) +
-                                  ": a steady-state iteration of a pooled model is not supported");
-    }
-    simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {});
+    simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {}, carry);
     return;
   }
   const LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
@@ -249,7 +245,7 @@ void simulate_tissue_jvp(const ExecSpace& exec,
                                 std::to_string(events.samples) + " samples");
   }
   if (tissue.pools.active()) {
-    simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents);
+    simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents, {});
     return;
   }
   LaunchShape s;

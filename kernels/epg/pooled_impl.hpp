@@ -4,11 +4,13 @@
 // pooled_state.hpp; the reverse sweep is pooled_adjoint.hpp.
 #pragma once
 
+#include <array>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "common/denormals.hpp"
+#include "epg/forward.hpp"
 #include "epg/pooled_state.hpp"
 
 namespace larmor::epg {
@@ -24,18 +26,34 @@ struct PooledKernel {
   TissueViews<memory_space> tissue;
   Kokkos::View<float***, Kokkos::LayoutRight, memory_space> signals;
   Kokkos::View<float****, Kokkos::LayoutRight, memory_space> tangents;  // dual runs only
+  // [voxel][component][order], components as PooledState's (float runs only)
+  CarriedState<memory_space> carry;
 
   KOKKOS_INLINE_FUNCTION void operator()(int v) const {
     const FlushDenormalsOnHost flush_denormals;
     const auto x = load_pool_tissue<Real, Free, Long>(tissue, v, ForwardSeed<Real>{});
+    const int n = events.orders;
     State s;
-    s.reset(x.eq);
+    if (carry.in.extent(0) > 0) {
+      for (int c = 0; c < State::components; ++c) {
+        Real* component = s.component(c);
+        for (int k = 0; k < K; ++k) component[k] = Real(k < n ? carry.in(v, c, k) : 0.0f);
+      }
+    } else {
+      s.reset(x.eq);
+    }
     PoolIntervalCache<Real, Free, Long> cache;
     const auto sample = [&](const EventRecord& rec, const State& state) {
       record(v, rec, x, state);
     };
     for (int e = 0; e < events.count; ++e) {
       apply_pooled_event(s, events, e, tissue.pools, x, cache, sample);
+    }
+    if (carry.out.extent(0) > 0) {
+      for (int c = 0; c < State::components; ++c) {
+        Real* component = s.component(c);
+        for (int k = 0; k < n; ++k) carry.out(v, c, k) = value_of(component[k]);
+      }
     }
   }
 
@@ -87,14 +105,15 @@ void launch_pooled_layout(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tangents) {
+    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents,
+    const CarriedState<typename ExecSpace::memory_space>& carry) {
   const auto run = [&](auto bucket) {
     PooledKernel<ExecSpace, Real, decltype(bucket)::value, Free, Bound> kernel;
     kernel.events = events;
     kernel.tissue = tissue;
     kernel.signals = signals;
     kernel.tangents = tangents;
+    kernel.carry = carry;
     Kokkos::parallel_for(pooled_kernel_name, Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels),
                          kernel);
   };
@@ -113,17 +132,27 @@ void simulate_pooled(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
-    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>&
-        tangents) {
+    const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents,
+    const CarriedState<typename ExecSpace::memory_space>& carry) {
   const auto& p = tissue.pools;
   check_pooled_orders(events.orders, p.count(),
                       tangent_count_v<Real> > 0 ? pooled_mode::forward_mode : pooled_mode::forward);
+  const int components = carried_state_components(p.free, p.bound);
+  for (const auto extents : {std::array<std::size_t, 2>{carry.in.extent(0), carry.in.extent(1)},
+                             {carry.out.extent(0), carry.out.extent(1)}}) {
+    if (extents[0] > 0 &&
+        (extents[0] < std::size_t(tissue.voxels) || extents[1] != std::size_t(components))) {
+      throw std::invalid_argument(std::string(pooled_kernel_name) +
+                                  ": a carried state must hold every voxel's " +
+                                  std::to_string(components) + " components");
+    }
+  }
   if (p.free == 2 && p.bound == 0) {
-    launch_pooled_layout<ExecSpace, Real, 2, 0>(exec, events, tissue, signals, tangents);
+    launch_pooled_layout<ExecSpace, Real, 2, 0>(exec, events, tissue, signals, tangents, carry);
   } else if (p.free == 1 && p.bound == 1) {
-    launch_pooled_layout<ExecSpace, Real, 1, 1>(exec, events, tissue, signals, tangents);
+    launch_pooled_layout<ExecSpace, Real, 1, 1>(exec, events, tissue, signals, tangents, carry);
   } else if (p.free == 2 && p.bound == 1) {
-    launch_pooled_layout<ExecSpace, Real, 2, 1>(exec, events, tissue, signals, tangents);
+    launch_pooled_layout<ExecSpace, Real, 2, 1>(exec, events, tissue, signals, tangents, carry);
   } else {
     throw std::invalid_argument(std::string(pooled_kernel_name) + ": no layout for " +
                                 std::to_string(p.free) + " free and " + std::to_string(p.bound) +

@@ -57,7 +57,8 @@ class Simulator {
   void run_into(const tissue::Tissue& tissue, float* signals) const;
 
   // The samples of the steady-state period (SteadyStateOptions) into caller
-  // memory as run_into, and the settling report. Single-pool tissue only.
+  // memory as run_into, and the settling report. Pooled models carry every
+  // pool's states.
   template <class ExecSpace>
   SteadyStateReport run_steady_state_into(const tissue::Tissue& tissue, float* signals,
                                           const SteadyStateOptions& steady) const;

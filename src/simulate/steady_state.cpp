@@ -20,14 +20,21 @@ namespace {
 template <class Mem>
 using StateView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
 
-// Equilibrium: Z_0 = 1, everything else 0.
+// Equilibrium: each pool's Z_0 is its share of M0 (1 for a single pool),
+// everything else 0. Components as epg::carried_state_components.
 template <class Mem>
 struct SetEquilibrium {
   StateView<Mem> state;
+  epg::PoolViews<Mem> pools;
   KOKKOS_INLINE_FUNCTION void operator()(int v) const {
-    for (int c = 0; c < 6; ++c)
-      for (int k = 0; k < int(state.extent(2)); ++k)
-        state(v, c, k) = (c == 4 && k == 0) ? 1.0f : 0.0f;
+    for (int c = 0; c < int(state.extent(1)); ++c)
+      for (int k = 0; k < int(state.extent(2)); ++k) state(v, c, k) = 0.0f;
+    const float second = pools.free > 1 ? pools.fraction.at(v) : 0.0f;
+    const float bound = pools.bound > 0 ? pools.bound_fraction.at(v) : 0.0f;
+    const int z = 4 * pools.free;  // Z re of pool 0; pool p's is z + 2 p
+    state(v, z, 0) = 1.0f - second - bound;
+    if (pools.free > 1) state(v, z + 2, 0) = second;
+    if (pools.bound > 0) state(v, z + 2 * pools.free, 0) = bound;
   }
 };
 
@@ -45,7 +52,7 @@ struct SettleVoxels {
   KOKKOS_INLINE_FUNCTION void operator()(int v, std::int64_t& left) const {
     if (settled(v) >= 0) return;
     float m = 0.0f;
-    for (int c = 0; c < 6; ++c) {
+    for (int c = 0; c < int(before.extent(1)); ++c) {
       for (int k = 0; k < int(before.extent(2)); ++k) {
         const float d = kx::fabs(after(v, c, k) - before(v, c, k));
         m = d > m ? d : m;
@@ -92,27 +99,26 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
     throw std::invalid_argument("steady state: max_repetitions must be >= 1, got " +
                                 std::to_string(steady.max_repetitions));
   }
-  if (tissue.has_second_pool() || tissue.has_bound_pool()) {
-    throw std::invalid_argument(
-        "steady state: pooled models are not supported by the steady-state iteration yet");
-  }
   SteadyStateReport report;
   report.repetitions.assign(std::size_t(tissue.voxels), -1);
   if (tissue.voxels == 0) return report;
   ExecSpace exec;
   // Every period after the first starts with any order filled.
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), false);
+  const int components = epg::carried_state_components(tissue.has_second_pool() ? 2 : 1,
+                                                       tissue.has_bound_pool() ? 1 : 0);
   // Two carried states and two sets of samples (the period's, the settled) per voxel.
-  const std::int64_t per_voxel = 2 * 6 * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 16;
+  const std::int64_t per_voxel =
+      2 * components * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 16;
   const std::int64_t chunk = std::max<std::int64_t>(
       1, std::min<std::int64_t>(chunk_for(tissue.voxels), (std::int64_t(1) << 30) / per_voxel));
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk,
       std::max(samples(), 1), 2);
-  StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), chunk, 6,
-                   orders_);
-  StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), chunk, 6,
-                   orders_);
+  StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), chunk,
+                   components, orders_);
+  StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), chunk,
+                   components, orders_);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> kept(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::settled_signals"), chunk,
       std::max(samples(), 1), 2);
@@ -122,7 +128,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
     Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
-                         SetEquilibrium<Mem>{a});
+                         SetEquilibrium<Mem>{a, views.pools});
     Kokkos::deep_copy(exec, settled, -1);
     std::int64_t left = count;
     int period = 0;
