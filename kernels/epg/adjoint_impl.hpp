@@ -177,16 +177,8 @@ KOKKOS_INLINE_FUNCTION VoxelTissue<Real> voxel_tissue(
   return x;
 }
 
-// A pulse's axis as the voxel sees it: the event's phase turned by the
-// transmit field's (identity without an array).
-struct PulseAxis {
-  float gain, cos_phase, sin_phase;
-};
-
-KOKKOS_INLINE_FUNCTION PulseAxis pulse_axis(const EventRecord& rec, const TransmitField& f) {
-  return {f.gain, rec.cos_phase * f.cos_phase - rec.sin_phase * f.sin_phase,
-          rec.sin_phase * f.cos_phase + rec.cos_phase * f.sin_phase};
-}
+using epg::pulse_axis;
+using epg::PulseAxis;
 
 template <class Real>
 KOKKOS_INLINE_FUNCTION RotationCoefficients<Real> rotation_of(const EventRecord& rec,

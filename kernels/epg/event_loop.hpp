@@ -20,6 +20,17 @@ namespace larmor::epg {
 
 struct ForwardTag {};
 
+// A pulse's axis as the voxel sees it: the event's phase turned by the
+// transmit field's (identity without an array), and the field's gain.
+struct PulseAxis {
+  float gain, cos_phase, sin_phase;
+};
+
+KOKKOS_INLINE_FUNCTION PulseAxis pulse_axis(const EventRecord& rec, const TransmitField& f) {
+  return {f.gain, rec.cos_phase * f.cos_phase - rec.sin_phase * f.sin_phase,
+          rec.sin_phase * f.cos_phase + rec.cos_phase * f.sin_phase};
+}
+
 // Per-lane tissue constants, read once per voxel before the event loop.
 template <class Real, int Lanes>
 struct LaneTissue {

@@ -199,7 +199,7 @@ struct PooledAdjointKernel {
     s.reset(x.eq);
     for (int e = 0; e < events.count; ++e) {
       if (e % interval == 0) adjoint_detail::save_state(checkpoints, v, e / interval, s, n);
-      apply_pooled_event(s, events, e, tissue.pools, x, cache, no_sample);
+      apply_pooled_event(s, events, e, tissue, v, x, cache, no_sample);
     }
     lam.clear();
     adjoint_detail::Gradients<Real> g;
@@ -210,7 +210,7 @@ struct PooledAdjointKernel {
       adjoint_detail::load_state(checkpoints, v, c, s, n);
       for (int e = first; e < end; ++e) {
         adjoint_detail::save_state(stretch, v, e - first, s, n);
-        apply_pooled_event(s, events, e, tissue.pools, x, cache, no_sample);
+        apply_pooled_event(s, events, e, tissue, v, x, cache, no_sample);
       }
       for (int e = end - 1; e >= first; --e) {
         adjoint_detail::load_state(stretch, v, e - first, s, n);
@@ -237,13 +237,15 @@ struct PooledAdjointKernel {
     if (act & abi::action::crush_before) s.shift(n);
     s1 = s;  // before the pulse
     RotationCoefficients<Real> rot{};
+    PulseAxis axis{};
     float exponent = 0.0f;
     Real kept(1.0f);
     if (kind == abi::EventKind::pulse) {
-      rot = pooled_rotation(rec, x);
+      axis = pooled_axis(tissue, v, rec);
+      rot = pooled_rotation(rec, axis, x);
       s.rotate_free(rot, live);
       if constexpr (Bound > 0) {
-        exponent = tissue.pools.saturation(e);
+        exponent = tissue.pools.saturation(e) * axis.gain * axis.gain;
         if (exponent > 0.0f) {
           kept = bound_kept(exponent, x.b1);
           s.scale_bound(kept, live);
@@ -267,8 +269,9 @@ struct PooledAdjointKernel {
     if (act & abi::action::crush_after) lam.unshift(n);
     if (kind == abi::EventKind::pulse) {
       if (exponent > 0.0f) {
-        // kept = exp(-a B1^2), with a proportional to the power, so to flip^2:
-        // dkept/dB1 = -2 a B1 kept and dkept/dflip = -2 a B1^2 kept / flip.
+        // kept = exp(-a B1^2), with a proportional to the power, so to flip^2
+        // (and to the array's gain^2): dkept/dB1 = -2 a B1 kept and dkept/dflip
+        // = -2 a B1^2 kept / flip.
         Real pairing(0.0f);
         for (int k = 0; k < live; ++k) {
           pairing += lam.z_re[Long - 1][k] * s1.z_re[Long - 1][k] +
@@ -279,7 +282,6 @@ struct PooledAdjointKernel {
         g.tissue[tissue_direction::b1] += dkept;
         if (rec.flip != 0.0f) seq_flip += dkept * x.b1 / Real(rec.flip);
       }
-      const adjoint_detail::PulseAxis axis{1.0f, rec.cos_phase, rec.sin_phase};
       const auto adj = adjoint_rotation(rot);
       Real da(0.0f), dp(0.0f);
       for (int p = 0; p < Free; ++p) {
@@ -290,8 +292,8 @@ struct PooledAdjointKernel {
               lam.fm_im[p][k], lam.z_re[p][k], lam.z_im[p][k], da, dp);
         }
       }
-      g.tissue[tissue_direction::b1] += da * rec.flip;
-      seq_flip += da * x.b1;
+      g.tissue[tissue_direction::b1] += da * (rec.flip * axis.gain);
+      seq_flip += da * x.b1 * axis.gain;
       seq_phase = dp;
     } else if (kind == abi::EventKind::adc) {
       // y = M0 q, q = sum over free pools of F+_0 e^{-i phase} (as in

@@ -47,7 +47,7 @@ struct PooledKernel {
       record(v, rec, x, state);
     };
     for (int e = 0; e < events.count; ++e) {
-      apply_pooled_event(s, events, e, tissue.pools, x, cache, sample);
+      apply_pooled_event(s, events, e, tissue, v, x, cache, sample);
     }
     if (carry.out.extent(0) > 0) {
       for (int c = 0; c < State::components; ++c) {

@@ -299,14 +299,23 @@ struct PooledState {
   }
 };
 
-template <class Real, int Free, int Long>
-KOKKOS_INLINE_FUNCTION RotationCoefficients<Real> pooled_rotation(
-    const EventRecord& rec, const PoolTissue<Real, Free, Long>& x) {
-  return make_rotation(make_flip(Real(rec.flip) * x.b1),
-                       make_phase(Real(rec.cos_phase), Real(rec.sin_phase)));
+// Every pool sees the same field: the scalar b1 times a transmit array's
+// field for the pulse's shim setting (gain and phase; identity without one).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION PulseAxis pooled_axis(const TissueViews<MemorySpace>& tissue, int v,
+                                             const EventRecord& rec) {
+  return pulse_axis(rec, tissue.transmit.field(v, shim_of(rec)));
 }
 
-// The bound pool's share kept through a pulse, exp(-a B1^2).
+template <class Real, int Free, int Long>
+KOKKOS_INLINE_FUNCTION RotationCoefficients<Real> pooled_rotation(
+    const EventRecord& rec, const PulseAxis& axis, const PoolTissue<Real, Free, Long>& x) {
+  return make_rotation(make_flip(Real(rec.flip * axis.gain) * x.b1),
+                       make_phase(Real(axis.cos_phase), Real(axis.sin_phase)));
+}
+
+// The bound pool's share kept through a pulse, exp(-a B1^2), with `exponent`
+// a times the transmit array's gain squared.
 template <class Real>
 KOKKOS_INLINE_FUNCTION Real bound_kept(float exponent, const Real& b1) {
   using kx::exp;
@@ -318,7 +327,7 @@ KOKKOS_INLINE_FUNCTION Real bound_kept(float exponent, const Real& b1) {
 template <int K, int Free, int Long, class Real, class MemorySpace, class Sample>
 KOKKOS_INLINE_FUNCTION void apply_pooled_event(PooledState<K, Free, Long, Real>& s,
                                                const EventTable<MemorySpace>& events, int e,
-                                               const PoolViews<MemorySpace>& pools,
+                                               const TissueViews<MemorySpace>& tissue, int v,
                                                const PoolTissue<Real, Free, Long>& x,
                                                PoolIntervalCache<Real, Free, Long>& cache,
                                                const Sample& sample) {
@@ -329,9 +338,10 @@ KOKKOS_INLINE_FUNCTION void apply_pooled_event(PooledState<K, Free, Long, Real>&
   const auto kind = kind_of(rec);
   if (act & abi::action::crush_before) s.shift(n);
   if (kind == abi::EventKind::pulse) {
-    s.rotate_free(pooled_rotation(rec, x), live);
+    const PulseAxis axis = pooled_axis(tissue, v, rec);
+    s.rotate_free(pooled_rotation(rec, axis, x), live);
     if constexpr (Long > Free) {
-      const float a = pools.saturation(e);
+      const float a = tissue.pools.saturation(e) * axis.gain * axis.gain;
       if (a > 0.0f) s.scale_bound(bound_kept(a, x.b1), live);
     }
   } else if (kind == abi::EventKind::adc) {

@@ -80,10 +80,11 @@ void upload_pools(const tissue::Tissue& t, const sequence::Description& d, std::
   p.free = t.has_second_pool() ? 2 : 1;
   p.bound = t.has_bound_pool() ? 1 : 0;
   if (!p.active()) return;
-  if (v.diffusion || v.flow || v.washout || v.transmit.channels > 0) {
+  if (v.diffusion || v.flow || v.washout) {
     throw std::invalid_argument(
-        "larmor::epg::pooled: pooled models do not combine with diffusion, flow or a transmit "
-        "array yet; give those terms to a single-pool tissue");
+        "larmor::epg::pooled: pooled models do not combine with diffusion, flow or washout (one "
+        "ADC and velocity per voxel do not describe pools of different mobility, and a bound pool "
+        "has no transverse states to move); give those terms to a single-pool tissue");
   }
   p.fraction = upload_property<MemorySpace>(t.pool_fraction, begin, count);
   p.t1_s = upload_property<MemorySpace>(t.pool_t1_s, begin, count);

@@ -4,8 +4,10 @@
 // for every event's flip, phase and duration and for the tissue Hessian, and
 // for independence of the checkpoint interval. The train's pulses carry a
 // power integral and an RF offset, so the bound pool's saturation is
-// differentiated along B1 and the flips. Included after tstPools.hpp and
-// tstHessian.hpp by tests/backends/forward_<backend>.cpp.
+// differentiated along B1 and the flips; and the pooled layouts with a
+// transmit array (forward against the reference, and derivatives). Included
+// after tstTerms.hpp, tstPools.hpp and tstHessian.hpp by
+// tests/backends/forward_<backend>.cpp.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,9 +22,19 @@ namespace larmor::test {
 
 namespace pooled_reverse {
 
+// Every pulse a 1 ms hard pulse 1.5 kHz off the bound pool's resonance:
+// power integral flip^2 / 1 ms.
+inline sequence::Description saturate(sequence::Description d) {
+  for (auto& e : d.events) {
+    if (e.kind != abi::EventKind::pulse) continue;
+    e.saturation = float(e.flip_rad * e.flip_rad / 1e-3);
+    e.rf_frequency_hz = 1500.0;
+  }
+  return d;
+}
+
 // A train like vjp_test_train (random flips, phases on every third pulse,
-// random TE and TR), of `repetitions` pulses each a 1 ms hard pulse 1.5 kHz
-// off the bound pool's resonance: power integral flip^2 / 1 ms.
+// random TE and TR) of `repetitions` saturating pulses.
 inline sequence::Description saturating_train(int repetitions) {
   sequence::MrfParams mrf;
   std::mt19937 rng(401);
@@ -31,13 +43,26 @@ inline sequence::Description saturating_train(int repetitions) {
     mrf.schedule.push_back(
         {0.1 + 0.9 * u(rng), n % 3 ? 0.0 : 90.0 * u(rng), 2e-3 * u(rng), 1e-3 * u(rng)});
   }
-  auto d = sequence::build_mrf(mrf);
-  for (auto& e : d.events) {
-    if (e.kind != abi::EventKind::pulse) continue;
-    e.saturation = float(e.flip_rad * e.flip_rad / 1e-3);
-    e.rf_frequency_hz = 1500.0;
+  return saturate(sequence::build_mrf(mrf));
+}
+
+// The declared-terms train's three shim settings cycling pulse by pulse
+// (dynamic shimming), without its crusher, saturating.
+inline sequence::Description shimmed_train(int repetitions) {
+  auto d = terms::declared_train(repetitions, 471);
+  d.crusher = {};
+  return saturate(d);
+}
+
+// A three-channel transmit array with random fields per voxel.
+inline tissue::Tissue with_transmit(tissue::Tissue t, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  t.transmit_channels = 3;
+  for (int v = 0; v < 3 * t.voxels; ++v) {
+    t.transmit.push_back(std::polar(float(0.5 + 0.5 * u(rng)), float(6.0 * u(rng))));
   }
-  return d;
+  return t;
 }
 
 // The pooled reference with the voxel's free-pool values replaced.
@@ -94,6 +119,30 @@ TEST(TEST_CATEGORY, pooled_sequence_hvp_matches_mixed_central_differences) {
   const auto d = pooled_reverse::saturating_train(12);
   const tissue::Tissue t = pools::pooled_tissue(2, 451, true, true, true);
   EXPECT_GT(expect_sequence_hvp_matches_differences(d, t, 24, pooled_reverse::pooled_reference(t)),
+            40);
+}
+
+// A transmit array reaches every pool: the free pools' rotations and the
+// bound pool's saturation (power times the field's gain squared), with the
+// shim setting changing from pulse to pulse.
+TEST(TEST_CATEGORY, pooled_layouts_with_a_transmit_array_match_reference) {
+  const auto d = pooled_reverse::shimmed_train(30);
+  for (const auto& [second, bound] : {std::pair{true, false}, {false, true}, {true, true}}) {
+    SCOPED_TRACE(pooled_reverse::layout_name(second, bound));
+    const auto t =
+        pooled_reverse::with_transmit(pools::pooled_tissue(5, 481, second, bound, true), 482);
+    pools::expect_pooled_matches_reference(d, t, 24);
+  }
+}
+
+TEST(TEST_CATEGORY, pooled_derivatives_with_a_transmit_array) {
+  const auto t = pooled_reverse::with_transmit(pools::pooled_tissue(4, 491, true, true, true), 492);
+  expect_dot_product_identity(pooled_reverse::shimmed_train(30), t);
+  const auto d = pooled_reverse::shimmed_train(12);
+  const auto two =
+      pooled_reverse::with_transmit(pools::pooled_tissue(2, 493, true, true, true), 494);
+  EXPECT_GT(expect_sequence_gradients_match_differences(d, two, 24,
+                                                        pooled_reverse::pooled_reference(two)),
             40);
 }
 

@@ -278,9 +278,6 @@ void EpgState::lobe_shift(const Tissue& tissue, const larmor::sequence::CrusherG
   shift();
 }
 
-namespace {
-// A pulse's field: the transmit array's channels combined by the shim
-// setting's weights, 1 without an array.
 Complex transmit_field(const Description& d, const Tissue& tissue, int shim) {
   if (shim <= 0 || d.shims.channels == 0 || tissue.transmit.empty()) return 1.0;
   Complex b = 0.0;
@@ -290,7 +287,6 @@ Complex transmit_field(const Description& d, const Tissue& tissue, int shim) {
   }
   return b;
 }
-}  // namespace
 
 void run_events(const Description& d, const Tissue& tissue, EpgState& state,
                 std::vector<Complex>& samples) {

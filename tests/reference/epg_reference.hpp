@@ -55,6 +55,10 @@ struct Tissue {
   std::vector<Complex> transmit;  // per-channel field (empty: no array)
 };
 
+// A pulse's field relative to nominal: the transmit array's channels combined
+// by shim setting `shim`'s weights, 1 without an array or for setting 0.
+Complex transmit_field(const larmor::sequence::Description& d, const Tissue& tissue, int shim);
+
 // The RF rotation as the matrix acting on the column (F+_k, F-_k, Z_k):
 // row-major, rf[row][column]; the form of Weigel 2015 (J Magn Reson Imaging 41:266).
 using RfMatrix = std::array<std::array<Complex, 3>, 3>;

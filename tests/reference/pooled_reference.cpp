@@ -96,12 +96,14 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
   for (const Event& e : d.events) {
     if (e.action & action::crush_before) shift_all();
     if (e.kind == EventKind::pulse) {
-      for (auto& s : free) s.rotate(e.flip_rad * tissue.free.b1, e.phase_rad);
+      // Every pool sees the same field: b1 times the shim setting's array field.
+      const Complex field = tissue.free.b1 * transmit_field(d, tissue.free, e.shim_index);
+      for (auto& s : free) s.rotate(e.flip_rad * std::abs(field), e.phase_rad + std::arg(field));
       if (m.pools > m.free && e.saturation > 0.0f) {
         // The pool's power scales with the square of the transmit field.
         const double kept = larmor::tissue::bound_pool_saturation(
             tissue.bound_lineshape, e.rf_frequency_hz, tissue.bound_t2_s,
-            double(e.saturation) * tissue.free.b1 * tissue.free.b1);
+            double(e.saturation) * std::norm(field));
         for (auto& z : bound) z *= kept;
       }
     }
