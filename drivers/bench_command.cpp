@@ -106,8 +106,10 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   const bool vjp = args.mode == "vjp" || hvp;  // hvp: the reverse sweep at dual numbers
   const int interval = epg::default_checkpoint_interval(int(sim.events()));
   const std::int64_t adjoint_state_bytes =
-      std::int64_t((sim.events() + interval - 1) / interval + interval) * 6 *
-      epg::padded_reverse_orders(sim.orders()) * 4;
+      std::int64_t(double((sim.events() + interval - 1) / interval + interval) *
+                   epg::reverse_state_floats(sim.orders(), tissue.has_second_pool() ? 2 : 1,
+                                             tissue.has_bound_pool() ? 1 : 0) *
+                   4);
   const std::int64_t per_voxel =
       std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) +
       (vjp ? adjoint_state_bytes * (hvp ? 2 : 1) : 0);

@@ -41,6 +41,15 @@ inline int padded_reverse_orders(int orders) {
   return orders <= 16 ? 16 : (orders <= 64 ? 64 : orders);
 }
 
+// Floats of one state a reverse sweep stores (per part of a dual number):
+// six components of the padded orders, or for a pooled model (one voxel per
+// thread, rows of the run's orders) each free pool's F+ and F- and each
+// pool's Z.
+inline double reverse_state_floats(int orders, int free_pools = 1, int bound_pools = 0) {
+  if (free_pools == 1 && bound_pools == 0) return 6.0 * padded_reverse_orders(orders);
+  return double(4 * free_pools + 2 * (free_pools + bound_pools)) * orders;
+}
+
 // The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
 // An interval of the whole stream keeps every state and the grouped kernel
 // then skips the replay; as a default that measured 7 % slower for the VJP on

@@ -135,15 +135,17 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   if (tissue.voxels == 0 || events == 0) return;
   ExecSpace exec;
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
-  // Checkpoints and one stretch per voxel, states of 6 K numbers (K padded to
-  // the layout's blocks; two floats each at dual numbers).
+  // Checkpoints and one stretch per voxel (two floats per number at dual
+  // numbers).
   const std::int64_t interval = checkpoint_interval > 0
                                     ? std::min<std::int64_t>(checkpoint_interval, events)
                                     : epg::default_checkpoint_interval(int(events));
   const double states = double((events + interval - 1) / interval + interval);
-  const double per_voxel =
-      states * 6.0 * epg::padded_reverse_orders(orders_) * 4.0 * (second_order ? 2.0 : 1.0) +
-      samples() * 8.0;
+  const double per_voxel = states *
+                               epg::reverse_state_floats(orders_, tissue.has_second_pool() ? 2 : 1,
+                                                         tissue.has_bound_pool() ? 1 : 0) *
+                               4.0 * (second_order ? 2.0 : 1.0) +
+                           samples() * 8.0;
   // As many voxels per launch as the budget allows (one thread each: the
   // forward run's split into 16 launches for progress would starve a GPU).
   std::int64_t chunk = std::int64_t(reverse_memory_budget<ExecSpace>() / per_voxel);
