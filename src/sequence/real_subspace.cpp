@@ -1,0 +1,78 @@
+#include "sequence/real_subspace.hpp"
+
+#include <cmath>
+
+namespace larmor::sequence {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+RealSubspacePlan refused(std::string reason) {
+  RealSubspacePlan p;
+  p.reason = std::move(reason);
+  return p;
+}
+
+std::string degrees(double rad) {
+  const double deg = rad * 180.0 / kPi;
+  std::string s = std::to_string(std::round(deg * 100.0) / 100.0);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s + " deg";
+}
+
+}  // namespace
+
+RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDeclarations& declared,
+                                    double tolerance_rad) {
+  if (declared.off_resonance) {
+    return refused(
+        "off-resonance is declared: it is refocused at the echo centres, not between them");
+  }
+  if (declared.flow) return refused("flow is declared: its phase per order leaves the axis");
+  if (declared.transmit_array) {
+    return refused("a transmit array is declared: its phase turns each voxel's pulse axes");
+  }
+  if (declared.pools) return refused("a pooled model runs kernels of its own");
+  if (declared.carried_state) return refused("a carried state may lie off the axis");
+
+  RealSubspacePlan p;
+  const std::size_t n = d.events.size();
+  p.signed_flip_rad.assign(n, 0.0);
+  p.flip_sign.assign(n, 1);
+  bool have_axis = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Event& e = d.events[i];
+    if (e.kind != EventKind::pulse || e.flip_rad == 0.0) continue;
+    if (e.rf_frequency_hz != 0.0) {
+      return refused("event " + std::to_string(i) + ": a pulse " +
+                     std::to_string(e.rf_frequency_hz) +
+                     " Hz off resonance turns about an axis with a z component");
+    }
+    if (!have_axis) {
+      have_axis = true;
+      p.axis_rad = e.phase_rad - kPi * std::floor(e.phase_rad / kPi);  // [0, pi)
+    }
+    const double turns = (e.phase_rad - p.axis_rad) / kPi;  // half turns from the axis
+    const double whole = std::round(turns);
+    const double off = std::abs(turns - whole) * kPi;
+    if (off > tolerance_rad) {
+      return refused("event " + std::to_string(i) + ": its phase is " + degrees(off) +
+                     " from the axis of the first pulse (" + degrees(p.axis_rad) +
+                     " modulo 180 deg), so the states leave the axis");
+    }
+    p.flip_sign[i] = std::fmod(std::abs(whole), 2.0) == 1.0 ? -1 : 1;
+    p.signed_flip_rad[i] = p.flip_sign[i] * e.flip_rad;
+  }
+  for (const Event& e : d.events) {
+    if (e.kind != EventKind::adc) continue;
+    // M0 F+_0 e^{-i q} with F+_0 = i e^{i p0} a_0.
+    p.sample_factor.push_back(std::complex<double>(0.0, 1.0) *
+                              std::polar(1.0, p.axis_rad - e.phase_rad));
+  }
+  p.eligible = true;
+  return p;
+}
+
+}  // namespace larmor::sequence
