@@ -118,7 +118,11 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
       vjp ? simulate::reverse_memory_budget<Exec>() : double(std::int64_t(2) << 30);
   const std::int64_t chunk =
       std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, std::int64_t(budget / per_voxel)));
-  const auto table = epg::make_event_table<Mem>(sim.packed().ref(), sim.orders(), sim.samples());
+  // Forward runs take the real-subspace path where the simulator would.
+  bool on_axis = false;
+  const auto& stream = args.mode == "forward" ? sim.forward_stream(tissue, &on_axis) : sim.packed();
+  auto table = epg::make_event_table<Mem>(stream.ref(), sim.orders(), sim.samples());
+  table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {
     chunks.push_back(
@@ -183,6 +187,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
+  if (on_axis) res.layout += "/axis";
   if (tissue.has_second_pool() || tissue.has_bound_pool()) res.layout = "pooled";
   if (args.mode != "forward") res.layout = args.mode;
   res.mode = args.mode;

@@ -9,6 +9,7 @@
 
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
+#include "epg/axis_state.hpp"
 #include "epg/event_table.hpp"
 #include "epg/operators.hpp"
 #include "epg/ring_state.hpp"
@@ -120,7 +121,10 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
 // A team holds `groups` voxel groups side by side, each of `Lanes` voxels
 // spread over `group_threads` threads: several small groups fill a warp while
 // each thread keeps enough orders to amortise the per-event work.
-template <class ExecSpace, class Real, int OrdersPerThread, int Lanes, bool Declared = false>
+// `OnAxis`: the real-subspace path (axis_state.hpp), for an event table
+// rewritten onto the pulses' axis (EventTable::on_axis).
+template <class ExecSpace, class Real, int OrdersPerThread, int Lanes, bool Declared = false,
+          bool OnAxis = false>
 struct ForwardKernel {
   using memory_space = typename ExecSpace::memory_space;
   using policy = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
@@ -129,9 +133,13 @@ struct ForwardKernel {
       Kokkos::View<EventRecord*, typename ExecSpace::scratch_memory_space, kx::Unmanaged>;
   // Host threads hold every order and shift by moving ring offsets; device
   // threads hold register blocks and trade block edges.
-  using State = std::conditional_t<kx::is_host_space_v<ExecSpace>,
-                                   RingStateBlock<Real, OrdersPerThread, Lanes>,
-                                   StateBlock<Real, OrdersPerThread, Lanes>>;
+  using ComplexState = std::conditional_t<kx::is_host_space_v<ExecSpace>,
+                                          RingStateBlock<Real, OrdersPerThread, Lanes>,
+                                          StateBlock<Real, OrdersPerThread, Lanes>>;
+  using AxisState = std::conditional_t<kx::is_host_space_v<ExecSpace>,
+                                       AxisRingStateBlock<Real, OrdersPerThread, Lanes>,
+                                       AxisStateBlock<Real, OrdersPerThread, Lanes>>;
+  using State = std::conditional_t<OnAxis, AxisState, ComplexState>;
   using Exchange = EdgeExchange<Real, Lanes>;
 
   EventTable<memory_space> events;

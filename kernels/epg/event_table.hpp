@@ -57,6 +57,10 @@ struct EventTable {
   int count = 0;
   int orders = 0;
   int samples = 0;
+  // The records are a real-subspace rewrite (src/sequence/real_subspace.hpp:
+  // every pulse at phase 0 with its half turn in the flip's sign, each
+  // receiver phase moved by the axis): forward runs use the on-axis states.
+  bool on_axis = false;
 };
 
 template <class MemorySpace>

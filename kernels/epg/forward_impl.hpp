@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "epg/event_loop.hpp"
 #include "epg/forward.hpp"
@@ -94,7 +95,19 @@ void launch_layout(const ExecSpace& exec,
                    const SignalsOf<ExecSpace>& signals, LaunchShape shape,
                    const TangentsOf<ExecSpace>& tangents = {},
                    const CarriedState<typename ExecSpace::memory_space>& carry = {}) {
-  if (declares_terms(tissue) || carry.in.extent(0) > 0 || carry.out.extent(0) > 0) {
+  const bool full = declares_terms(tissue) || carry.in.extent(0) > 0 || carry.out.extent(0) > 0;
+  if constexpr (std::is_same_v<Real, float>) {
+    // The real-subspace path: the plain variant on the axis states. A
+    // rewritten table is exact for the complex kernels too (the rewrite is a
+    // change of frame), so what the axis states do not carry (declared terms,
+    // a carried state) runs those instead.
+    if (events.on_axis && !full) {
+      launch_kernel<ForwardKernel<ExecSpace, float, OPT, L, false, true>>(
+          exec, events, tissue, signals, shape, tangents, carry);
+      return;
+    }
+  }
+  if (full) {
     launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, true>>(exec, events, tissue, signals,
                                                                 shape, tangents, carry);
   } else {

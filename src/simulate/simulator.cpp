@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -18,7 +19,61 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
     : description_(description),
       packed_(sequence::pack(description)),
       orders_(sequence::resolve_order_count(description, options.orders)),
-      options_(options) {}
+      options_(options) {
+  // The test is O(events), once per sequence; which tissue may use it is
+  // decided per run.
+  axis_plan_ = sequence::plan_real_subspace(description, {});
+  if (axis_plan_.eligible) {
+    axis_packed_ = packed_;
+    for (std::int64_t i = 0; i < packed_.size(); ++i) {
+      const auto kind = static_cast<sequence::EventKind>(packed_.kind[std::size_t(i)]);
+      if (kind == sequence::EventKind::pulse) {
+        axis_packed_.flip[std::size_t(i)] = float(axis_plan_.signed_flip_rad[std::size_t(i)]);
+        axis_packed_.phase[std::size_t(i)] = 0.0;
+      } else if (kind == sequence::EventKind::adc) {
+        axis_packed_.phase[std::size_t(i)] -= axis_plan_.axis_rad;
+      }
+    }
+  }
+}
+
+namespace {
+bool zero_everywhere(const tissue::PropertyValues& p) {
+  if (p.map.empty()) return p.uniform == 0.0f;
+  for (float x : p.map) {
+    if (x != 0.0f) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::string Simulator::real_path_refusal(const tissue::Tissue& tissue) const {
+  const char* env = std::getenv("LARMOR_REAL_PATH");
+  const std::string mode = env != nullptr && *env != '\0' ? env : "auto";
+  if (mode != "auto" && mode != "on" && mode != "off") {
+    throw std::invalid_argument("LARMOR_REAL_PATH='" + mode + "' is not auto, on or off");
+  }
+  if (mode == "off") return "LARMOR_REAL_PATH=off";
+  if (!axis_plan_.eligible) return axis_plan_.reason;
+  sequence::RealSubspaceDeclarations declared;
+  declared.off_resonance = !zero_everywhere(tissue.df_hz);
+  declared.flow = !zero_everywhere(tissue.velocity_m_s);
+  declared.transmit_array = tissue.transmit_channels > 0 && description_.shims.channels > 0;
+  declared.pools = tissue.has_second_pool() || tissue.has_bound_pool();
+  const auto plan = sequence::plan_real_subspace(description_, declared);
+  if (!plan.eligible) return plan.reason;
+  if (mode == "auto" && double(tissue.voxels) * double(events()) < 4096.0) {
+    return "fewer than 4096 voxel-events: the complex kernel is as quick";
+  }
+  return {};
+}
+
+const sequence::PackedSequence& Simulator::forward_stream(const tissue::Tissue& tissue,
+                                                          bool* on_axis) const {
+  const bool axis = real_path_refusal(tissue).empty();
+  if (on_axis != nullptr) *on_axis = axis;
+  return axis ? axis_packed_ : packed_;
+}
 
 std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
@@ -43,7 +98,10 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   tissue.validate("simulation tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
   ExecSpace exec;
-  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  bool on_axis = false;
+  const auto& stream = forward_stream(tissue, &on_axis);
+  auto table = epg::make_event_table<Mem>(stream.ref(), orders_, samples());
+  table.on_axis = on_axis;
   const std::int64_t chunk = chunk_for(tissue.voxels);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk, samples(), 2);

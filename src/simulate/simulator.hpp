@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "sequence/description.hpp"
 #include "sequence/packing.hpp"
+#include "sequence/real_subspace.hpp"
 #include "tissue/tissue.hpp"
 
 namespace larmor::simulate {
@@ -46,6 +48,18 @@ class Simulator {
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
   const sequence::Description& description() const { return description_; }
+
+  // The real-subspace path (sequence/real_subspace.hpp) for a forward run of
+  // `tissue`: whether it is taken, and why not (empty when taken). Taken when
+  // the description's states stay on one axis for this tissue (no
+  // off-resonance, flow, transmit array or pools), unless LARMOR_REAL_PATH is
+  // "off"; by default ("auto") a problem of fewer than 4096 voxel-events
+  // keeps the complex kernel (nothing to gain), "on" takes it regardless.
+  std::string real_path_refusal(const tissue::Tissue& tissue) const;
+  // The packed stream a forward run of `tissue` launches: the real-subspace
+  // rewrite where the path is taken, else packed().
+  const sequence::PackedSequence& forward_stream(const tissue::Tissue& tissue,
+                                                 bool* on_axis = nullptr) const;
 
   // Signals of every voxel: [voxel][sample][re, im], float.
   std::vector<float> run(const tissue::Tissue& tissue) const;
@@ -103,6 +117,11 @@ class Simulator {
 
   sequence::Description description_;
   sequence::PackedSequence packed_;
+  // The description's real-subspace plan, and its rewritten stream where
+  // eligible (every pulse at phase 0 with its signed flip, each receiver phase
+  // moved by the axis).
+  sequence::RealSubspacePlan axis_plan_;
+  sequence::PackedSequence axis_packed_;
   int orders_ = 0;
   Options options_;
 };

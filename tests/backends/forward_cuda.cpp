@@ -10,6 +10,7 @@
 #include "epg/tstPools.hpp"
 #include "epg/tstPooledReverse.hpp"
 #include "epg/tstSteadyState.hpp"
+#include "epg/tstRealPath.hpp"
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"
 #include "epg/tstPoolExchange.hpp"

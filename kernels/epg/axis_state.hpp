@@ -1,0 +1,323 @@
+// The on-axis state layouts: the real-subspace path's states
+// (src/sequence/real_subspace.hpp). When a run's states stay on one axis of
+// the complex plane, each order is three real numbers instead of six:
+//   F+_k = i a_k,  F-_k = i b_k,  Z_k = c_k
+// in the frame of the pulses' common axis, which the packed stream's rewrite
+// (every pulse at phase 0, half turns folded into the flip's sign, each
+// receiver phase moved by the axis) makes the lab frame of the kernel. The
+// blocks present the interface of StateBlock and RingStateBlock, so the one
+// event loop (event_loop.hpp) runs them unchanged; each step is the complex
+// step restricted to the axis:
+//   rotation (phase 0):  a' = c2 a + s2 b - sin(f) c,  b' = s2 a + c2 b + sin(f) c,
+//                        c' = cos(f) c + sin(f) (a - b) / 2
+//   shift:               a_k <- a_{k-1},  b_k <- b_{k+1},  a_0 <- -b_0
+//   relaxation:          E2 on a and b, E1 on c (+ 1 - E1 on c_0); never precession
+#pragma once
+
+#include "common/kokkos_compat.hpp"
+#include "epg/operators.hpp"
+#include "epg/ring_state.hpp"
+#include "epg/state_block.hpp"
+#include "epg/transport.hpp"
+
+namespace larmor::epg {
+
+// One order of one lane through a rotation at phase 0 (the real parts of the
+// coefficients: u = s2, v = sin f, h = sin f / 2).
+template <class Real, int Lanes>
+KOKKOS_FORCEINLINE_FUNCTION void rotate_on_axis(const LaneRotations<Real, Lanes>& r, int l, Real& a,
+                                                Real& b, Real& c) {
+  const Real na = r.c2[l] * a + r.u_re[l] * b - r.v_re[l] * c;
+  const Real nb = r.u_re[l] * a + r.c2[l] * b + r.v_re[l] * c;
+  const Real nc = r.ca[l] * c + r.h_re[l] * (a - b);
+  a = na;
+  b = nb;
+  c = nc;
+}
+
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION void relax_on_axis(const Evolution<Real>& ev, bool order_zero, Real& a,
+                                               Real& b, Real& c) {
+  a = ev.e2 * a;
+  b = ev.e2 * b;
+  c = ev.e1 * c + (order_zero ? ev.recovery : Real(0.0f));
+}
+
+// The device layout: thread t of a group holds orders [t OPT, t OPT + OPT) of
+// every lane in registers (StateBlock's layout, half its registers).
+template <class Real, int OrdersPerThread, int Lanes>
+struct AxisStateBlock {
+  static constexpr int opt = OrdersPerThread;
+  static constexpr int lanes = Lanes;
+
+  Real a[opt][lanes], b[opt][lanes], c[opt][lanes];
+  int thread_in_group = 0;
+  int first_order = 0;
+
+  KOKKOS_INLINE_FUNCTION void reset(int thread) {
+    thread_in_group = thread;
+    first_order = thread * opt;
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        a[j][l] = b[j][l] = Real(0.0f);
+        c[j][l] = Real((first_order + j) == 0 ? 1.0f : 0.0f);
+      }
+    }
+  }
+
+  // A carried state is never on the axis (the plan refuses one); written in
+  // StateBlock's components for completeness.
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void load(const View& in, const int (&voxel)[lanes],
+                                   const bool (&active)[lanes], int orders) {
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        const int k = first_order + j;
+        if (k >= orders || !active[l]) continue;
+        a[j][l] = Real(in(voxel[l], 1, k));
+        b[j][l] = Real(in(voxel[l], 3, k));
+        c[j][l] = Real(in(voxel[l], 4, k));
+      }
+    }
+  }
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void store(const View& out, const int (&voxel)[lanes],
+                                    const bool (&active)[lanes], int orders) const {
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        const int k = first_order + j;
+        if (k >= orders || !active[l]) continue;
+        const int v = voxel[l];
+        out(v, 0, k) = out(v, 2, k) = out(v, 5, k) = 0.0f;
+        out(v, 1, k) = value_of(a[j][l]);
+        out(v, 3, k) = value_of(b[j][l]);
+        out(v, 4, k) = value_of(c[j][l]);
+      }
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int) const { return Real(0.0f); }
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return a[0][l]; }
+
+  KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
+    const int n = live - first_order;
+    return n < 0 ? 0 : (n > opt ? opt : n);
+  }
+
+  KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
+    const int n = live_here(live);
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        LARMOR_UNROLL
+        for (int l = 0; l < lanes; ++l) rotate_on_axis(rotation, l, a[j][l], b[j][l], c[j][l]);
+      }
+    }
+  }
+
+  // No precession on the axis (the plan refuses off-resonance); a spoiler
+  // folds into the decay as in StateBlock.
+  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
+                                     bool spoil) {
+    const int n = live_here(live);
+    Evolution<Real> applied[lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      applied[l] = ev[l];
+      if (spoil) applied[l].e2 = Real(0.0f);
+    }
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        const bool order_zero = (first_order + j) == 0;
+        LARMOR_UNROLL
+        for (int l = 0; l < lanes; ++l)
+          relax_on_axis(applied[l], order_zero, a[j][l], b[j][l], c[j][l]);
+      }
+    }
+  }
+
+  // Diffusion's factors are real (flow, whose are not, leaves the axis).
+  template <int Families, bool Complex>
+  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> walk) {
+    // Complex factors (flow) leave the axis: the simulator never takes the
+    // path with flow, and the on-axis kernels compile no declared terms.
+    if constexpr (Complex) return;
+    const int n = live_here(live);
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        LARMOR_UNROLL
+        for (int l = 0; l < lanes; ++l) {
+          Real unused(0.0f);
+          if constexpr ((Families & transport_families::plus) != 0)
+            walk.template apply<false>(l, a[j][l], unused);
+          if constexpr ((Families & transport_families::minus) != 0)
+            walk.template apply<false>(l, b[j][l], unused);
+          if constexpr ((Families & transport_families::z) != 0)
+            walk.template apply<false>(l, c[j][l], unused);
+        }
+        walk.template advance<false>();
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void spoil() {
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) a[j][l] = b[j][l] = Real(0.0f);
+    }
+  }
+
+  // StateBlock::shift on the axis: the block edges go through the same
+  // exchange (its imaginary slots unused), and F+_0 = conj(F-_0) becomes
+  // a_0 = -b_0.
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
+    const int thread = thread_in_group;
+    Real prev_a[lanes], next_b[lanes], unused_p[lanes], unused_m[lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      prev_a[l] = a[opt - 1][l];
+      next_b[l] = b[0][l];
+      unused_p[l] = unused_m[l] = Real(0.0f);
+    }
+    x.trade(team, thread, prev_a, unused_p, next_b, unused_m);
+    const bool has_next = thread + 1 < x.threads;
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      LARMOR_UNROLL
+      for (int j = opt - 1; j > 0; --j) a[j][l] = a[j - 1][l];
+      LARMOR_UNROLL
+      for (int j = 0; j < opt - 1; ++j) b[j][l] = b[j + 1][l];
+      b[opt - 1][l] = has_next ? next_b[l] : Real(0.0f);
+      a[0][l] = thread > 0 ? prev_a[l] : -b[0][l];
+    }
+  }
+};
+
+// The host layout: one thread holds every order of `Lanes` voxels in rings
+// (RingStateBlock's layout: a shift moves two offsets).
+template <class Real, int Orders, int Lanes>
+struct AxisRingStateBlock {
+  static constexpr int opt = Orders;
+  static constexpr int lanes = Lanes;
+  static constexpr int ring = RingStateBlock<Real, Orders, Lanes>::ring;
+  static constexpr int mask = ring - 1;
+  static constexpr int first_order = 0;
+
+  Real a[ring][lanes], b[ring][lanes], c[opt][lanes];
+  int plus_base = 0, minus_base = 0;
+
+  KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
+  KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
+
+  KOKKOS_INLINE_FUNCTION void reset(int) {
+    plus_base = minus_base = 0;
+    for (int j = 0; j < ring; ++j)
+      for (int l = 0; l < lanes; ++l) a[j][l] = b[j][l] = Real(0.0f);
+    for (int j = 0; j < opt; ++j)
+      for (int l = 0; l < lanes; ++l) c[j][l] = Real(j == 0 ? 1.0f : 0.0f);
+  }
+
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void load(const View& in, const int (&voxel)[lanes],
+                                   const bool (&active)[lanes], int orders) {
+    const int n = orders < opt ? orders : opt;
+    for (int k = 0; k < n; ++k) {
+      for (int l = 0; l < lanes; ++l) {
+        if (!active[l]) continue;
+        a[plus_slot(k)][l] = Real(in(voxel[l], 1, k));
+        b[minus_slot(k)][l] = Real(in(voxel[l], 3, k));
+        c[k][l] = Real(in(voxel[l], 4, k));
+      }
+    }
+  }
+  template <class View>
+  KOKKOS_INLINE_FUNCTION void store(const View& out, const int (&voxel)[lanes],
+                                    const bool (&active)[lanes], int orders) const {
+    const int n = orders < opt ? orders : opt;
+    for (int k = 0; k < n; ++k) {
+      for (int l = 0; l < lanes; ++l) {
+        if (!active[l]) continue;
+        const int v = voxel[l];
+        out(v, 0, k) = out(v, 2, k) = out(v, 5, k) = 0.0f;
+        out(v, 1, k) = value_of(a[plus_slot(k)][l]);
+        out(v, 3, k) = value_of(b[minus_slot(k)][l]);
+        out(v, 4, k) = value_of(c[k][l]);
+      }
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int) const { return Real(0.0f); }
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return a[plus_base][l]; }
+
+  KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
+    const int n = live < opt ? live : opt;
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) rotate_on_axis(rotation, l, a[p][l], b[m][l], c[k][l]);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
+                                     bool spoil) {
+    const int n = live < opt ? live : opt;
+    Evolution<Real> applied[lanes];
+    for (int l = 0; l < lanes; ++l) {
+      applied[l] = ev[l];
+      if (spoil) applied[l].e2 = Real(0.0f);
+    }
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) relax_on_axis(applied[l], k == 0, a[p][l], b[m][l], c[k][l]);
+    }
+  }
+
+  template <int Families, bool Complex>
+  KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> walk) {
+    // Complex factors (flow) leave the axis: the simulator never takes the
+    // path with flow, and the on-axis kernels compile no declared terms.
+    if constexpr (Complex) return;
+    const int n = live < opt ? live : opt;
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+#pragma omp simd
+      for (int l = 0; l < lanes; ++l) {
+        Real unused(0.0f);
+        if constexpr ((Families & transport_families::plus) != 0)
+          walk.template apply<false>(l, a[p][l], unused);
+        if constexpr ((Families & transport_families::minus) != 0)
+          walk.template apply<false>(l, b[m][l], unused);
+        if constexpr ((Families & transport_families::z) != 0)
+          walk.template apply<false>(l, c[k][l], unused);
+        walk.template advance_lane<false>(l);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void spoil() {
+    for (int j = 0; j < ring; ++j)
+      for (int l = 0; l < lanes; ++l) a[j][l] = b[j][l] = Real(0.0f);
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void shift(const Member&, EdgeExchange<Real, lanes>&) {
+    const int old_minus_zero = minus_base;
+    plus_base = (plus_base - 1) & mask;
+    minus_base = (minus_base + 1) & mask;
+    for (int l = 0; l < lanes; ++l) {
+      b[old_minus_zero][l] = Real(0.0f);
+      a[plus_base][l] = -b[minus_base][l];
+    }
+  }
+};
+
+}  // namespace larmor::epg

@@ -1,0 +1,88 @@
+// The real-subspace path on one backend (kernels/epg/axis_state.hpp): trains
+// whose states stay on one axis run on the on-axis states when the simulator
+// takes the path, and give the complex double-precision reference's samples
+// to float round-off; LARMOR_REAL_PATH routes them through either kernel, and
+// the path is refused by name for what leaves the axis. Included after
+// tstForward.hpp by tests/backends/forward_<backend>.cpp.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+
+namespace larmor::test {
+
+namespace real_path {
+
+// A fingerprinting train whose RF phases are whole half turns from 37 deg
+// (an anti-CPMG-like alternation), on an axis that is not zero.
+inline sequence::Description half_turn_train(int repetitions, unsigned seed) {
+  sequence::MrfParams mrf;
+  mrf.inversion = false;  // its inversion pulse is at phase 0
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int n = 0; n < repetitions; ++n) {
+    mrf.schedule.push_back(
+        {0.1 + 0.9 * u(rng), 37.0 + 180.0 * (n % 3), 2e-3 * u(rng), 1e-3 * u(rng)});
+  }
+  return sequence::build_mrf(mrf);
+}
+
+// Sets LARMOR_REAL_PATH for one scope.
+struct RealPathSetting {
+  explicit RealPathSetting(const char* value) { ::setenv("LARMOR_REAL_PATH", value, 1); }
+  ~RealPathSetting() { ::unsetenv("LARMOR_REAL_PATH"); }
+};
+
+}  // namespace real_path
+
+TEST(TEST_CATEGORY, real_path_matches_the_reference_and_the_complex_kernel) {
+  sequence::MeseParams cp;  // Carr-Purcell: excitation in phase with the refocusing
+  cp.echoes = 24;
+  cp.refocusing_deg = 140.0;
+  cp.excitation_phase_deg = cp.refocusing_phase_deg;
+  const tissue::Tissue t = random_tissue(37, 501, false);  // part-empty lanes and groups
+  for (const auto& d : {real_path::half_turn_train(60, 502), sequence::build_mese(cp)}) {
+    for (int orders : {8, 24, 64, 97}) {
+      SCOPED_TRACE(d.name + ", orders " + std::to_string(orders));
+      simulate::Options o;
+      o.orders = orders;
+      const simulate::Simulator sim(d, o);
+      const real_path::RealPathSetting on("on");
+      ASSERT_EQ(sim.real_path_refusal(t), "");
+      expect_matches_reference(d, t, orders);
+      const auto axis = run_on_backend(d, t, orders);
+      const real_path::RealPathSetting off("off");
+      const auto complex = run_on_backend(d, t, orders);
+      const double tol = float_tolerance(std::int64_t(d.events.size()));
+      for (std::size_t i = 0; i < axis.size(); ++i) ASSERT_NEAR(axis[i], complex[i], tol) << i;
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
+  const auto d = real_path::half_turn_train(20, 511);
+  const simulate::Simulator sim(d);
+  const real_path::RealPathSetting on("on");
+  tissue::Tissue t = random_tissue(4, 512, false);
+  EXPECT_EQ(sim.real_path_refusal(t), "");
+  tissue::Tissue off_resonant = random_tissue(4, 512, true);
+  EXPECT_NE(sim.real_path_refusal(off_resonant).find("off-resonance"), std::string::npos);
+  tissue::Tissue pooled = t;
+  pooled.bound_fraction.uniform = 0.1f;
+  pooled.bound_t1_s.uniform = 1.0f;
+  EXPECT_NE(sim.real_path_refusal(pooled).find("pooled"), std::string::npos);
+  // The classic CPMG: a quarter turn between excitation and refocusing.
+  const simulate::Simulator mese(sequence::build_mese({}));
+  EXPECT_NE(mese.real_path_refusal(t).find("leave the axis"), std::string::npos);
+  // By default a tiny problem keeps the complex kernel.
+  ::unsetenv("LARMOR_REAL_PATH");
+  tissue::Tissue one = random_tissue(1, 513, false);
+  EXPECT_NE(sim.real_path_refusal(one).find("4096"), std::string::npos);
+  ::setenv("LARMOR_REAL_PATH", "sometimes", 1);
+  EXPECT_THROW(sim.real_path_refusal(t), std::invalid_argument);
+}
+
+}  // namespace larmor::test
