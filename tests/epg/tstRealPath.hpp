@@ -81,6 +81,10 @@ TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   ::unsetenv("LARMOR_REAL_PATH");
   tissue::Tissue one = random_tissue(1, 513, false);
   EXPECT_NE(sim.real_path_refusal(one).find("4096"), std::string::npos);
+  // Large enough: taken by default on a device backend, not on the host.
+  const tissue::Tissue big = random_tissue(400, 514, false);
+  EXPECT_EQ(sim.real_path_refusal(big, false), "");
+  EXPECT_NE(sim.real_path_refusal(big, true).find("host backend"), std::string::npos);
   ::setenv("LARMOR_REAL_PATH", "sometimes", 1);
   EXPECT_THROW(sim.real_path_refusal(t), std::invalid_argument);
 }
