@@ -1,6 +1,8 @@
 #include "sequence/real_subspace.hpp"
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 namespace larmor::sequence {
 
@@ -24,18 +26,24 @@ std::string degrees(double rad) {
 
 }  // namespace
 
+std::string real_subspace_refusal(const RealSubspaceDeclarations& declared) {
+  if (declared.off_resonance) {
+    return "off-resonance is declared: it is refocused at the echo centres, not between them";
+  }
+  if (declared.flow) return "flow is declared: its phase per order leaves the axis";
+  if (declared.transmit_array) {
+    return "a transmit array is declared: its phase turns each voxel's pulse axes";
+  }
+  if (declared.pools) return "a pooled model runs kernels of its own";
+  if (declared.carried_state) return "a carried state may lie off the axis";
+  return {};
+}
+
 RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDeclarations& declared,
                                     double tolerance_rad) {
-  if (declared.off_resonance) {
-    return refused(
-        "off-resonance is declared: it is refocused at the echo centres, not between them");
+  if (std::string reason = real_subspace_refusal(declared); !reason.empty()) {
+    return refused(std::move(reason));
   }
-  if (declared.flow) return refused("flow is declared: its phase per order leaves the axis");
-  if (declared.transmit_array) {
-    return refused("a transmit array is declared: its phase turns each voxel's pulse axes");
-  }
-  if (declared.pools) return refused("a pooled model runs kernels of its own");
-  if (declared.carried_state) return refused("a carried state may lie off the axis");
 
   RealSubspacePlan p;
   const std::size_t n = d.events.size();

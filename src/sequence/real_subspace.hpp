@@ -56,6 +56,9 @@ struct RealSubspacePlan {
   std::vector<std::complex<double>> sample_factor;
 };
 
+// Why `declared` leaves the axis whatever the sequence (empty: it does not).
+std::string real_subspace_refusal(const RealSubspaceDeclarations& declared);
+
 // Tests `d` under `declared` and, where its states stay on one axis, writes
 // the rewrite. A pulse is on the axis when its phase is within tolerance_rad
 // of p0 modulo a half turn; pulses of zero flip are ignored.

@@ -60,8 +60,10 @@ std::string Simulator::real_path_refusal(const tissue::Tissue& tissue, bool host
   declared.flow = !zero_everywhere(tissue.velocity_m_s);
   declared.transmit_array = tissue.transmit_channels > 0 && description_.shims.channels > 0;
   declared.pools = tissue.has_second_pool() || tissue.has_bound_pool();
-  const auto plan = sequence::plan_real_subspace(description_, declared);
-  if (!plan.eligible) return plan.reason;
+  // The description's plan is made once (constructor); a run only adds its declarations.
+  if (std::string reason = sequence::real_subspace_refusal(declared); !reason.empty()) {
+    return reason;
+  }
   if (mode == "auto" && double(tissue.voxels) * double(events()) < 4096.0) {
     return "fewer than 4096 voxel-events: the complex kernel is as quick";
   }
