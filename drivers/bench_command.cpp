@@ -19,6 +19,7 @@
 #include "simulate/device_tissue.hpp"
 #include "simulate/memory_budget.hpp"
 #include "simulate/simulator.hpp"
+#include "simulate/slice_positions.hpp"
 #include "workloads.hpp"
 
 namespace larmor::drivers {
@@ -44,7 +45,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
   cmd->add_option("-t,--terms", args.terms,
                   "Declared terms, one run of each workload per value (repeatable): none, all, "
                   "or a comma-separated list of off_resonance, diffusion, flow, transmit, "
-                  "second_pool, bound_pool");
+                  "second_pool, bound_pool; and two sequence variants: in_phase (every pulse "
+                  "at the last pulse's phase: mese's excitation in phase with its refocusing "
+                  "pulses) and slice_profile (Hann-sinc slice-selective pulses, 32 positions)");
 }
 
 namespace {
@@ -110,8 +113,12 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
                    epg::reverse_state_floats(sim.orders(), tissue.has_second_pool() ? 2 : 1,
                                              tissue.has_bound_pool() ? 1 : 0) *
                    4);
+  // Slice-selective pulses run each voxel once per slice position.
+  const auto slice = simulate::upload_slice_profiles<Mem>(sim.slice_profiles());
+  const int positions = slice.active() ? slice.positions : 1;
+  simulate::check_slice_tissue(sim.slice_profiles(), tissue, sim.description());
   const std::int64_t per_voxel =
-      std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) +
+      std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) * positions +
       (vjp ? adjoint_state_bytes * (hvp ? 2 : 1) : 0);
   // The reverse sweep runs one thread per voxel: as many as its budget holds.
   const double budget =
@@ -129,11 +136,18 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   for (std::int64_t b = 0; b < voxels; b += chunk) {
     chunks.push_back(
         simulate::upload_tissue<Mem>(tissue, b, std::min(chunk, voxels - b), sim.description()));
+    if (positions > 1) {
+      chunks.back().slice = slice;
+      chunks.back().voxels *= positions;
+    }
   }
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals", chunk,
-                                                           sim.samples(), 2);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals("larmor::bench_signals",
+                                                           chunk * positions, sim.samples(), 2);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed(
+      "larmor::bench_summed", positions > 1 ? chunk : 0, sim.samples(), 2);
   Kokkos::View<float****, Kokkos::LayoutRight, Mem> tangents(
-      "larmor::bench_tangents", jvp ? chunk : 0, epg::tissue_tangent_count, sim.samples(), 2);
+      "larmor::bench_tangents", jvp ? chunk * positions : 0, epg::tissue_tangent_count,
+      sim.samples(), 2);
   // The adjoint's loss: the sum of the real parts (any cotangent costs the same).
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> cotangents("larmor::bench_cotangents",
                                                               vjp ? chunk : 0, sim.samples(), 2);
@@ -166,6 +180,11 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
       } else {
         epg::simulate_forward(exec, table, c, signals);
       }
+      // The positions' signals summed into the voxel's (forward and jvp signals).
+      if (positions > 1 && !vjp) {
+        simulate::sum_slice_positions(exec, signals.data(), summed.data(), c.voxels / positions,
+                                      std::int64_t(sim.samples()) * 2, sim.slice_profiles());
+      }
     }
     exec.fence();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -185,7 +204,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   res.best_s = times.front();
   res.median_s = times[times.size() / 2];
   res.flops = flops_per_voxel(sim.packed(), sim.orders()) * double(voxels);
-  const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(sim.orders(), int(chunk));
+  const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(sim.orders(), int(chunk), on_axis);
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);

@@ -62,7 +62,8 @@ tissue::Tissue workload_tissue(const std::string& name, std::int64_t voxels) {
 }
 
 std::vector<std::string> known_terms() {
-  return {"off_resonance", "diffusion", "flow", "transmit", "second_pool", "bound_pool"};
+  return {"off_resonance", "diffusion",  "flow",     "transmit",
+          "second_pool",   "bound_pool", "in_phase", "slice_profile"};
 }
 
 void declare_terms(const std::string& terms, sequence::Description& d, tissue::Tissue& t) {
@@ -126,6 +127,37 @@ void declare_terms(const std::string& terms, sequence::Description& d, tissue::T
       t.pool_t1_s.uniform = 0.5f;
       t.pool_t2_s.uniform = 0.015f;
       t.pool_exchange_hz.uniform = 10.0f;
+    } else if (name == "in_phase") {
+      // The sequence, not the tissue: the excitation turned onto the
+      // refocusing pulses' phase (the arrangement the real-subspace path
+      // takes; docs/physics.md "Real-subspace path").
+      const sequence::Event* last = nullptr;
+      for (const auto& e : d.events) {
+        if (e.kind == sequence::EventKind::pulse) last = &e;
+      }
+      const double phase = last != nullptr ? last->phase_rad : 0.0;
+      for (auto& e : d.events) {
+        if (e.kind == sequence::EventKind::pulse) e.phase_rad = phase;
+      }
+    } else if (name == "slice_profile") {
+      // The sequence: a Hann-windowed sinc excitation (the first pulse) and
+      // refocusing pulses of 1.5 slice thicknesses, 32 positions.
+      sequence::SliceProfileSpec excitation, refocusing;
+      excitation.name = "bench excitation";
+      refocusing.name = "bench refocusing";
+      refocusing.thickness = 1.5;
+      refocusing.rephase = 0.0;
+      d.slice_profiles = {excitation, refocusing};
+      bool first = true;
+      for (auto& e : d.events) {
+        if (e.kind != sequence::EventKind::pulse) continue;
+        e.slice_profile = first ? 1 : 2;
+        if (e.flip_rad < 0.0) {  // the same pulse turning the other way
+          e.flip_rad = -e.flip_rad;
+          e.phase_rad += 3.14159265358979323846;
+        }
+        first = false;
+      }
     } else if (name == "bound_pool") {  // magnetisation transfer
       t.bound_fraction.uniform = 0.12f;
       t.bound_t1_s.uniform = 1.0f;

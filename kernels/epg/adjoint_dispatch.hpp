@@ -100,6 +100,8 @@ void simulate_reverse(const ExecSpace& exec,
         std::to_string(tissue.voxels) + " voxels, " + std::to_string(events.samples) +
         " samples and " + std::to_string(events.count) + " events");
   }
+  check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
+                       "the reverse sweep has no adjoint of a shaped pulse's table yet");
   if (checkpoint_interval < 0) {
     throw std::invalid_argument(name + ": checkpoint_interval must be >= 1 (0: automatic), got " +
                                 std::to_string(checkpoint_interval));

@@ -1,6 +1,6 @@
 // The parameter ABI shared by the packer (src/sequence) and every EPG kernel.
 //
-// A sequence reaches the kernels as nine flat arrays, one entry per event. This
+// A sequence reaches the kernels as ten flat arrays, one entry per event. This
 // header is the single definition of their meaning; it deliberately includes no
 // Kokkos so that host-only code (builders, Pulseq reader) can use it.
 #pragma once
@@ -28,7 +28,7 @@ inline constexpr std::uint32_t echo_centre = 1u << 4;   // marks an ADC at an ec
 inline constexpr std::uint32_t all_bits = (1u << 5) - 1u;
 }  // namespace action
 
-// The nine arrays, in ABI order. Units are SI: seconds, radians, hertz.
+// The ten arrays, in ABI order. Units are SI: seconds, radians, hertz.
 //   duration        float     free evolution after the event's instant [s]
 //   kind            uint8     EventKind
 //   flip            float     nominal flip angle [rad] (pulse), 0 otherwise
@@ -40,10 +40,12 @@ inline constexpr std::uint32_t all_bits = (1u << 5) - 1u;
 //   shim_index      int32     transmit shim setting used by a pulse (0 = none)
 //   saturation      float     bound-pool saturation weight of a pulse
 //   rf_frequency_hz float     RF offset of a pulse from the water resonance [Hz]
-inline constexpr int event_parameter_count = 9;
+//   slice_profile   int32     pulse: its slice-selective table, 1-based (0: an
+//                             instantaneous rotation); 0 for every other event
+inline constexpr int event_parameter_count = 10;
 inline constexpr const char* event_parameter_names[event_parameter_count] = {
-    "duration",     "kind",       "flip",       "phase",          "action",
-    "output_index", "shim_index", "saturation", "rf_frequency_hz"};
+    "duration",     "kind",       "flip",       "phase",           "action",
+    "output_index", "shim_index", "saturation", "rf_frequency_hz", "slice_profile"};
 
 // A non-owning view of the nine arrays on the host, in ABI order. The packer
 // owns them (sequence::PackedSequence); kernels build their launch tables
@@ -59,6 +61,7 @@ struct PackedEventsRef {
   const std::int32_t* shim_index = nullptr;
   const float* saturation = nullptr;
   const float* rf_frequency_hz = nullptr;
+  const std::int32_t* slice_profile = nullptr;  // null: every pulse instantaneous
 };
 
 // Order of operations inside one event (every kernel and every reference
@@ -79,5 +82,8 @@ inline constexpr int shifts_of(std::uint32_t a) {
 inline constexpr int max_orders = 1024;
 inline constexpr int min_default_orders = 8;
 inline constexpr int max_default_orders = 64;
+// A pulse's record packs its shim setting and slice profile into one word.
+inline constexpr int max_shim_settings = 0xffff;
+inline constexpr int max_slice_profiles = 0x7fff;
 
 }  // namespace larmor::abi

@@ -38,6 +38,7 @@ struct LaneTissue {
   Real m0[Lanes], r1[Lanes], r2[Lanes], b1[Lanes], df_hz[Lanes];
   TransportRates transport[Lanes];  // diffusion and flow, where declared
   int voxel[Lanes];
+  int position[Lanes];  // slice position (slice-selective pulses), else 0
   bool active[Lanes];
   bool precess;  // some lane is off resonance (the same on every thread of a team)
 
@@ -99,8 +100,15 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
     // Inactive lanes simulate a harmless copy of voxel 0 and never write;
     // this keeps the lane loops free of bounds. (Not the group's first voxel:
     // in a launch's last team a whole voxel group can lie past the end.)
-    const int src = out.active[l] ? v : 0;
+    int src = out.active[l] ? v : 0;
     out.voxel[l] = v;
+    out.position[l] = 0;
+    if constexpr (Declared) {
+      if (tissue.slice.positions > 1) {
+        out.position[l] = src % tissue.slice.positions;
+        src /= tissue.slice.positions;
+      }
+    }
     out.m0[l] = tissue_value<Real>(tissue.m0.at(src), tissue_direction::m0);
     out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1);
     out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2);
@@ -220,7 +228,9 @@ struct ForwardKernel {
 
         if (act & abi::action::crush_before) shift(team, exchange, state, lane, live);
 
-        if (kind == abi::EventKind::pulse) {
+        if (Declared && !OnAxis && kind == abi::EventKind::pulse && slice_profile_of(rec) > 0) {
+          slice_selective_pulse(rec, lane, state, live);
+        } else if (kind == abi::EventKind::pulse) {
           // Trains repeat their flip angles: the sine and cosine of flip x B1
           // are taken again only when the nominal flip (or the shim) changes.
           const int shim = transmit ? shim_of(rec) : 0;
@@ -302,6 +312,24 @@ struct ForwardKernel {
     // carried state): without it g++ compiled the plain host kernel as slowly
     // as with the load above, for reasons of its own (measured, not derived).
     if (state_out.extent(0) > 0) state.store(state_out, lane.voxel, lane.active, events.orders);
+  }
+
+  // A slice-selective pulse: each lane's rotation at its slice position and
+  // effective flip, read from the pulse's table (slice_profile.hpp).
+  KOKKOS_INLINE_FUNCTION void slice_selective_pulse(const EventRecord& rec,
+                                                    const LaneTissue<Real, Lanes>& lane,
+                                                    State& state, int live) const {
+    if constexpr (!OnAxis) {
+      GeneralRotation<Real> rotation[Lanes];
+      const int profile = slice_profile_of(rec) - 1;
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        const PulseQuaternion<Real> q = read_slice_rotation(tissue.slice, profile, lane.position[l],
+                                                            Real(rec.flip) * lane.b1[l]);
+        rotation[l] = make_general_rotation(q, Real(rec.cos_phase), Real(rec.sin_phase));
+      }
+      state.rotate_general(live, rotation);
+    }
   }
 
   // One shift; a declared crusher lobe adds its diffusion and flow factors.

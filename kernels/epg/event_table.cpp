@@ -21,6 +21,20 @@ void check_order_limit(int orders, const std::string& kernel_name) {
   }
 }
 
+void check_slice_profiles(int used, int held, int positions, const std::string& kernel_name,
+                          const char* unsupported) {
+  if (used == 0 && positions <= 1) return;
+  if (unsupported != nullptr) {
+    throw std::invalid_argument(kernel_name + ": slice-selective pulses are not supported here (" +
+                                unsupported + "); make the pulses instantaneous");
+  }
+  if (used > held) {
+    throw std::invalid_argument(kernel_name + ": the pulses use " + std::to_string(used) +
+                                " slice profiles but the run holds " + std::to_string(held) +
+                                " tables (build them with sequence::build_slice_profile_table)");
+  }
+}
+
 std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int orders,
                                              int sample_count, bool from_equilibrium) {
   check_order_limit(orders, "epg::build_event_records");
@@ -69,7 +83,19 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
       throw std::invalid_argument(where(i, "shim_index") + ": " + std::to_string(shim) +
                                   (is_pulse ? " is negative" : " must be 0 for a non-pulse event"));
     }
-    r.output_index = is_pulse ? shim : slot;
+    const std::int32_t profile = ev.slice_profile != nullptr ? ev.slice_profile[i] : 0;
+    if (profile < 0 || profile > abi::max_slice_profiles || (!is_pulse && profile != 0)) {
+      throw std::invalid_argument(
+          where(i, "slice_profile") + ": " + std::to_string(profile) +
+          (is_pulse ? " is outside [0, " + std::to_string(abi::max_slice_profiles) + "]"
+                    : " must be 0 for a non-pulse event"));
+    }
+    if (shim > abi::max_shim_settings) {
+      throw std::invalid_argument(where(i, "shim_index") + ": " + std::to_string(shim) +
+                                  " exceeds the kernels' " +
+                                  std::to_string(abi::max_shim_settings) + " settings");
+    }
+    r.output_index = is_pulse ? (shim | (profile << 16)) : slot;
     r.rf_frequency_hz = ev.rf_frequency_hz[i];
     r.saturation = ev.saturation[i];
   }

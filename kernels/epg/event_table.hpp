@@ -23,7 +23,7 @@ struct alignas(16) EventRecord {
   float cos_phase;
   float sin_phase;
   std::uint32_t control;      // action bits [0, 8), kind [8, 16), live orders [16, 32)
-  std::int32_t output_index;  // adc: sample slot; pulse: shim setting (shim_of)
+  std::int32_t output_index;  // adc: sample slot; pulse: shim setting and slice profile
   float rf_frequency_hz;
   float saturation;
 };
@@ -35,7 +35,11 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint32_t action_of(const EventRecord& r) {
 KOKKOS_FORCEINLINE_FUNCTION abi::EventKind kind_of(const EventRecord& r) {
   return static_cast<abi::EventKind>((r.control >> 8) & 0xffu);
 }
-KOKKOS_FORCEINLINE_FUNCTION int shim_of(const EventRecord& r) { return r.output_index; }
+KOKKOS_FORCEINLINE_FUNCTION int shim_of(const EventRecord& r) { return r.output_index & 0xffff; }
+// A pulse's slice-selective table, 1-based (0: an instantaneous rotation).
+KOKKOS_FORCEINLINE_FUNCTION int slice_profile_of(const EventRecord& r) {
+  return r.output_index >> 16;
+}
 KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
   return static_cast<int>(r.control >> 16);
 }
@@ -51,6 +55,12 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& events,
 // Refuses an order count the kernels cannot hold, naming the kernel.
 void check_order_limit(int orders, const std::string& kernel_name);
 
+// Refuses a launch whose pulses use `used` slice profiles when the tissue
+// views hold `held` tables over `positions` positions; `unsupported` (not
+// null) says why this kernel has no slice-selective pulses at all.
+void check_slice_profiles(int used, int held, int positions, const std::string& kernel_name,
+                          const char* unsupported = nullptr);
+
 template <class MemorySpace>
 struct EventTable {
   Kokkos::View<const EventRecord*, MemorySpace> records;
@@ -61,6 +71,9 @@ struct EventTable {
   // every pulse at phase 0 with its half turn in the flip's sign, each
   // receiver phase moved by the axis): forward runs use the on-axis states.
   bool on_axis = false;
+  // The largest slice profile a pulse uses (0: every pulse is instantaneous);
+  // a run needs that many tables (TissueViews::slice).
+  int slice_profiles = 0;
 };
 
 template <class MemorySpace>
@@ -78,6 +91,11 @@ EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int
   table.count = static_cast<int>(host.size());
   table.orders = orders;
   table.samples = sample_count;
+  for (const EventRecord& r : host) {
+    if (kind_of(r) == abi::EventKind::pulse && slice_profile_of(r) > table.slice_profiles) {
+      table.slice_profiles = slice_profile_of(r);
+    }
+  }
   return table;
 }
 

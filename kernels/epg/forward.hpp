@@ -30,8 +30,10 @@ namespace detail {
 inline constexpr int device_layouts[][2] = {{8, 1}, {8, 2}, {4, 1}, {4, 2}, {2, 2}, {1, 1}};
 }  // namespace detail
 
+// `on_axis`: the real-subspace states (half the registers of the complex
+// ones), which hold more orders and voxels per thread.
 template <class ExecSpace>
-LaunchShape choose_launch_shape(int orders, int voxels);
+LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis = false);
 
 // signals(voxel, sample, {re, im}) and tangents(voxel, direction, sample,
 // {re, im}) on a backend's memory.

@@ -49,7 +49,7 @@ int tile_events_for(std::size_t scratch_max, int team_threads, bool host) {
 // Whether a run evaluates any declared term (the kernel variant with them).
 template <class MemorySpace>
 bool declares_terms(const TissueViews<MemorySpace>& t) {
-  return t.transport() || t.washout || t.transmit.channels > 0;
+  return t.transport() || t.washout || t.transmit.channels > 0 || t.slice.active();
 }
 
 template <class Kernel, class ExecSpace>
@@ -152,7 +152,7 @@ inline bool layout_override(int& opt, int& lanes) {
 }  // namespace detail
 
 template <class ExecSpace>
-LaunchShape choose_launch_shape(int orders, int voxels) {
+LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
   check_order_limit(orders, forward_kernel_name);
   LaunchShape s;
   if constexpr (kx::is_host_space_v<ExecSpace>) {
@@ -162,8 +162,10 @@ LaunchShape choose_launch_shape(int orders, int voxels) {
   } else {
     // Device: up to 64 orders, a thread holds four orders of one voxel and a
     // warp holds several such groups; beyond, one order per thread.
-    s.orders_per_thread = orders <= 64 ? 4 : 1;
-    s.lanes = 1;
+    // On the axis, eight orders of two voxels (measured best for mrf on the
+    // H200, docs/performance.md "Real-subspace path").
+    s.orders_per_thread = orders <= 64 ? (on_axis ? 8 : 4) : 1;
+    s.lanes = orders <= 64 && on_axis ? 2 : 1;
     int opt = 0, lanes = 0;
     if (detail::layout_override(opt, lanes)) {
       bool compiled = false;
@@ -200,11 +202,14 @@ void simulate_forward(const ExecSpace& exec,
         ", expected at least " + std::to_string(tissue.voxels) + " x " +
         std::to_string(events.samples) + " x 2");
   }
+  check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
+                       tissue.pools.active() ? "a pooled model" : nullptr);
   if (tissue.pools.active()) {  // a pooled model has layouts of its own
     simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {}, carry);
     return;
   }
-  const LaunchShape shape = choose_launch_shape<ExecSpace>(events.orders, tissue.voxels);
+  const LaunchShape shape = choose_launch_shape<ExecSpace>(
+      events.orders, tissue.voxels, events.on_axis && !detail::declares_terms(tissue));
 
 #define LARMOR_FORWARD_LAYOUT(OPT, L)                                                          \
   if (shape.orders_per_thread == OPT && shape.lanes == L) {                                    \
@@ -257,6 +262,8 @@ void simulate_tissue_jvp(const ExecSpace& exec,
                                 std::to_string(tissue.voxels) + " voxels and " +
                                 std::to_string(events.samples) + " samples");
   }
+  check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
+                       tissue.pools.active() ? "a pooled model" : nullptr);
   if (tissue.pools.active()) {
     simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents, {});
     return;

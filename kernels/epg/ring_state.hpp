@@ -103,6 +103,18 @@ struct RingStateBlock {
     }
   }
 
+  KOKKOS_INLINE_FUNCTION void rotate_general(int live,
+                                             const GeneralRotation<Real> (&rotation)[lanes]) {
+    const int n = live < opt ? live : opt;
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) {
+        epg::rotate_general(rotation[l], fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l],
+                            z_re[k][l], z_im[k][l]);
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
                                      bool spoil) {
     if (precess) {

@@ -10,6 +10,7 @@
 
 #include "common/kokkos_compat.hpp"
 #include "epg/operators.hpp"
+#include "epg/slice_profile.hpp"
 #include "epg/transport.hpp"
 
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
@@ -215,6 +216,20 @@ struct StateBlock {
         for (int l = 0; l < lanes; ++l) {
           epg::rotate(rotation.get(l), fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
                       z_re[j][l], z_im[j][l]);
+        }
+      }
+    }
+  }
+
+  // A slice-selective pulse: each lane's general rotation (slice_profile.hpp).
+  KOKKOS_INLINE_FUNCTION void rotate_general(int live,
+                                             const GeneralRotation<Real> (&rotation)[lanes]) {
+    const int n = live_here(live);
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        for (int l = 0; l < lanes; ++l) {
+          epg::rotate_general(rotation[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
+                              z_re[j][l], z_im[j][l]);
         }
       }
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "common/kokkos_compat.hpp"
+#include "epg/slice_profile.hpp"
 
 namespace larmor::epg {
 
@@ -85,6 +86,9 @@ struct TissueViews {
   TransmitViews<MemorySpace> transmit;
   TermConstants terms;
   PoolViews<MemorySpace> pools;
+  // Slice-selective pulses: the kernel's voxel v is tissue voxel v / positions
+  // at slice position v % positions.
+  SliceProfileViews<MemorySpace> slice;
   int voxels = 0;
   // Which declared terms this run evaluates (set on the host, uniform).
   bool diffusion = false, flow = false, washout = false;

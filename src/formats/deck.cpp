@@ -14,6 +14,7 @@
 #include "formats/mrd/mrd.hpp"
 #endif
 #include "sequence/builders/builders.hpp"
+#include "sequence/slice_profile.hpp"
 
 namespace larmor::formats {
 
@@ -250,6 +251,53 @@ void read_gradient_and_shims(const std::string& builder, const Section& s,
   }
 }
 
+// Slice-selective pulses: [[sequence.across_slice]] tables, each naming the
+// pulses it shapes ("first": the first pulse, "rest": the others, "all") and
+// the pulse (its own `waveform` samples, or a Hann-windowed sinc of
+// `time_bandwidth`), its slice `thickness` relative to the sequence's, the
+// `rephase` share of its slice-select area, and the profile's resolution
+// (`positions` across `extent` slice thicknesses).
+void read_slice_profiles(const std::string& file, const Section& s, sequence::Description& d) {
+  if (!s.has("across_slice")) return;
+  const toml::array* tables = s.node("across_slice")->as_array();
+  if (!tables || tables->empty() || !tables->is_array_of_tables()) {
+    s.fail("across_slice", "must be one or more [[sequence.across_slice]] tables");
+  }
+  std::vector<int> pulses;  // indices of the pulse events
+  for (std::size_t i = 0; i < d.events.size(); ++i) {
+    if (d.events[i].kind == sequence::EventKind::pulse) pulses.push_back(int(i));
+  }
+  for (const toml::node& node : *tables) {
+    const int number = int(d.slice_profiles.size()) + 1;
+    const Section t(file, "sequence.across_slice " + std::to_string(number), node.as_table());
+    sequence::SliceProfileSpec spec;
+    const std::string which = t.string("pulses", "all");
+    if (which != "first" && which != "rest" && which != "all") {
+      t.fail("pulses", "must be \"first\", \"rest\" or \"all\"");
+    }
+    spec.name = file + " [[sequence.across_slice]] " + std::to_string(number);
+    spec.waveform = t.numbers("waveform");
+    spec.time_bandwidth = t.positive("time_bandwidth", spec.time_bandwidth);
+    spec.thickness = t.positive("thickness", spec.thickness);
+    spec.rephase = t.number("rephase", which == "rest" ? 0.0 : 0.5);
+    if (spec.rephase < 0.0 || spec.rephase > 1.0) t.fail("rephase", "must lie in [0, 1]");
+    spec.positions = t.integer("positions", spec.positions, 1);
+    spec.extent = t.positive("extent", spec.extent);
+    spec.flip_nodes = t.integer("flip_nodes", spec.flip_nodes, 4);
+    t.reject_unknown_keys();
+    for (std::size_t k = 0; k < pulses.size(); ++k) {
+      if ((which == "first" && k != 0) || (which == "rest" && k == 0)) continue;
+      auto& e = d.events[std::size_t(pulses[k])];
+      if (e.slice_profile != 0) {
+        t.fail("pulses", "selects pulse " + std::to_string(k) + ", already shaped by table " +
+                             std::to_string(e.slice_profile));
+      }
+      e.slice_profile = number;
+    }
+    d.slice_profiles.push_back(spec);
+  }
+}
+
 // A property given as a number, an array, or a range {from, to, count,
 // spacing = "linear" | "log"}.
 std::vector<double> property_values(const Section& s, const std::string& key) {
@@ -391,6 +439,9 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
   try {
     deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf);
     read_gradient_and_shims(deck.builder, seq, deck.sequence);
+    read_slice_profiles(path, seq, deck.sequence);
+    // The tables' own checks (sizes, waveform, shared positions), named by table.
+    (void)sequence::build_slice_profile_table(deck.sequence);
   } catch (const DeckError&) {
     throw;
   } catch (const std::exception& e) {

@@ -24,6 +24,7 @@ struct Event {
   std::int32_t shim_index = 0;
   float saturation = 0.0f;
   double rf_frequency_hz = 0.0;
+  std::int32_t slice_profile = 0;  // pulse: 1-based into slice_profiles; 0: instantaneous
 };
 
 // The one crusher moment a description declares: every shift bit dephases by
@@ -47,11 +48,28 @@ struct TransmitShims {
   int settings() const { return channels > 0 ? int(weights.size()) / channels : 0; }
 };
 
+// A slice-selective pulse (sequence/slice_profile.hpp): its shape, played
+// under a slice-select gradient, is integrated ahead of time across slice
+// position into a table over position and effective flip. Positions are in
+// units of the sequence's slice thickness; every profile of a description
+// samples the same positions (the voxel is simulated once per position).
+struct SliceProfileSpec {
+  std::string name;              // where it was declared (deck key), for messages
+  std::vector<double> waveform;  // real RF amplitude samples, uniform in time
+  double time_bandwidth = 4.0;   // of the pulse: bandwidth x duration
+  double thickness = 1.0;        // this pulse's slice, in the sequence's slice thicknesses
+  double rephase = 0.5;          // share of the slice-select area refocused after the pulse
+  int positions = 32;            // slice profile resolution: positions across `extent`
+  double extent = 2.0;           // slice thicknesses the positions span (centred)
+  int flip_nodes = 129;          // interpolation nodes over [0, max_b1 x the largest flip]
+};
+
 struct Description {
   std::string name;  // builder or file it came from
   std::vector<Event> events;
   CrusherGradient crusher;
   TransmitShims shims;
+  std::vector<SliceProfileSpec> slice_profiles;
   // Parameters that produced it, written as attributes next to the signals.
   std::map<std::string, double> parameters;
 

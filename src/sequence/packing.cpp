@@ -19,6 +19,7 @@ abi::PackedEventsRef PackedSequence::ref() const {
   r.shim_index = shim_index.data();
   r.saturation = saturation.data();
   r.rf_frequency_hz = rf_frequency_hz.data();
+  r.slice_profile = slice_profile.data();
   return r;
 }
 
@@ -55,6 +56,16 @@ PackedSequence pack(const Description& d) {
       throw std::invalid_argument("sequence '" + d.name + "': a shim weight is not finite");
     }
   }
+  if (d.shims.settings() > abi::max_shim_settings) {
+    throw std::invalid_argument("sequence '" + d.name + "': " + std::to_string(d.shims.settings()) +
+                                " shim settings exceed the kernels' limit of " +
+                                std::to_string(abi::max_shim_settings));
+  }
+  if (d.slice_profiles.size() > std::size_t(abi::max_slice_profiles)) {
+    throw std::invalid_argument(
+        "sequence '" + d.name + "': " + std::to_string(d.slice_profiles.size()) +
+        " slice profiles exceed the kernels' limit of " + std::to_string(abi::max_slice_profiles));
+  }
   PackedSequence p;
   const std::size_t n = d.events.size();
   p.duration.reserve(n);
@@ -66,6 +77,7 @@ PackedSequence pack(const Description& d) {
   p.shim_index.reserve(n);
   p.saturation.reserve(n);
   p.rf_frequency_hz.reserve(n);
+  p.slice_profile.reserve(n);
   double now = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = d.events[i];
@@ -93,6 +105,16 @@ PackedSequence pack(const Description& d) {
              "shim_index " + std::to_string(e.shim_index) + " but the sequence declares " +
                  std::to_string(d.shims.settings()) + " shim settings");
     }
+    if (e.slice_profile < 0 || (e.kind != EventKind::pulse && e.slice_profile != 0) ||
+        e.slice_profile > int(d.slice_profiles.size())) {
+      refuse(d, i,
+             "slice_profile " + std::to_string(e.slice_profile) + " but the sequence declares " +
+                 std::to_string(d.slice_profiles.size()) + " slice profiles" +
+                 (e.kind == EventKind::pulse ? "" : " (and the event is not a pulse)"));
+    }
+    if (e.slice_profile > 0 && e.flip_rad < 0.0) {
+      refuse(d, i, "a slice-selective pulse needs a flip angle >= 0 (turn its phase instead)");
+    }
     p.duration.push_back(static_cast<float>(e.duration_s));
     p.kind.push_back(static_cast<std::uint8_t>(e.kind));
     p.flip.push_back(static_cast<float>(e.flip_rad));
@@ -101,6 +123,7 @@ PackedSequence pack(const Description& d) {
     p.shim_index.push_back(e.shim_index);
     p.saturation.push_back(e.saturation);
     p.rf_frequency_hz.push_back(static_cast<float>(e.rf_frequency_hz));
+    p.slice_profile.push_back(e.slice_profile);
     if (e.kind == EventKind::adc) {
       p.output_index.push_back(p.samples++);
       p.sample_times_s.push_back(now);

@@ -1,4 +1,4 @@
-// Packing a description into the nine flat arrays of the parameter ABI
+// Packing a description into the ten flat arrays of the parameter ABI
 // (kernels/epg/event_abi.hpp). Runs once per sequence structure on the host.
 #pragma once
 
@@ -19,6 +19,7 @@ struct PackedSequence {
   std::vector<std::int32_t> shim_index;
   std::vector<float> saturation;
   std::vector<float> rf_frequency_hz;
+  std::vector<std::int32_t> slice_profile;
 
   int samples = 0;  // adc events, numbered in stream order
   std::vector<double> sample_times_s;

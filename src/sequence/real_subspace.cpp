@@ -52,7 +52,12 @@ RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDecl
   bool have_axis = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = d.events[i];
-    if (e.kind != EventKind::pulse || e.flip_rad == 0.0) continue;
+    if (e.kind != EventKind::pulse) continue;
+    if (e.slice_profile > 0) {
+      return refused("event " + std::to_string(i) +
+                     ": a slice-selective pulse's rotation axis has a component along z");
+    }
+    if (e.flip_rad == 0.0) continue;
     if (e.rf_frequency_hz != 0.0) {
       return refused("event " + std::to_string(i) + ": a pulse " +
                      std::to_string(e.rf_frequency_hz) +

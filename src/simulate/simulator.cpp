@@ -12,12 +12,14 @@
 #include "epg/forward.hpp"
 #include "simulate/device_tissue.hpp"
 #include "simulate/memory_budget.hpp"
+#include "simulate/slice_positions.hpp"
 
 namespace larmor::simulate {
 
 Simulator::Simulator(const sequence::Description& description, const Options& options)
     : description_(description),
       packed_(sequence::pack(description)),
+      slice_table_(sequence::build_slice_profile_table(description)),
       orders_(sequence::resolve_order_count(description, options.orders)),
       options_(options) {
   // The test is O(events), once per sequence; which tissue may use it is
@@ -97,6 +99,15 @@ std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   return std::max<std::int64_t>(1, std::min(chunk, voxels));
 }
 
+// Tissue voxels per launch when each runs once per slice position: the
+// forward budget shared among the positions, within the kernels' 32-bit
+// voxel index.
+std::int64_t Simulator::slice_chunk(std::int64_t voxels, int positions) const {
+  if (positions <= 1) return chunk_for(voxels);
+  const std::int64_t limit = std::numeric_limits<std::int32_t>::max() / positions;
+  return std::max<std::int64_t>(1, std::min(chunk_for(voxels * positions) / positions, limit));
+}
+
 template <class ExecSpace>
 void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   using Mem = typename ExecSpace::memory_space;
@@ -107,18 +118,36 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   const auto& stream = forward_stream(tissue, &on_axis, kx::is_host_space_v<ExecSpace>);
   auto table = epg::make_event_table<Mem>(stream.ref(), orders_, samples());
   table.on_axis = on_axis;
-  const std::int64_t chunk = chunk_for(tissue.voxels);
+  check_slice_tissue(slice_table_, tissue, description_);
+  const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const int positions = slice.active() ? slice.positions : 1;
+  const std::int64_t chunk = slice_chunk(tissue.voxels, positions);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk, samples(), 2);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk * positions,
+      samples(), 2);
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed;
+  if (positions > 1) {
+    summed = decltype(summed)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::summed"),
+                              chunk, samples(), 2);
+  }
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    if (positions > 1) {
+      views.slice = slice;
+      views.voxels = int(count * positions);
+    }
     epg::simulate_forward(exec, table, views, device_signals);
+    if (positions > 1) {
+      sum_slice_positions(exec, device_signals.data(), summed.data(), count,
+                          std::int64_t(samples()) * 2, slice_table_);
+    }
     exec.fence();
     Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
         signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-    auto used = Kokkos::subview(device_signals, std::pair<std::int64_t, std::int64_t>(0, count),
-                                Kokkos::ALL, Kokkos::ALL);
+    auto used =
+        Kokkos::subview(positions > 1 ? summed : device_signals,
+                        std::pair<std::int64_t, std::int64_t>(0, count), Kokkos::ALL, Kokkos::ALL);
     Kokkos::deep_copy(host, used);
     if (options_.progress) options_.progress(begin + count, tissue.voxels);
   }
@@ -133,30 +162,53 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   if (tissue.voxels == 0 || samples() == 0) return;
   ExecSpace exec;
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  check_slice_tissue(slice_table_, tissue, description_);
+  const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const int positions = slice.active() ? slice.positions : 1;
   // Six times the memory per voxel of a forward run: chunks a sixth as long.
-  const std::int64_t chunk = std::max<std::int64_t>(1, chunk_for(tissue.voxels) / (directions + 1));
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk, samples(), 2);
-  Kokkos::View<float****, Kokkos::LayoutRight, Mem> device_tangents(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::tangents"), chunk, directions,
-      samples(), 2);
+  const std::int64_t chunk =
+      std::max<std::int64_t>(1, slice_chunk(tissue.voxels, positions) / (directions + 1));
+  const auto signals_of = [&](const char* label, std::int64_t rows) {
+    return Kokkos::View<float***, Kokkos::LayoutRight, Mem>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, samples(), 2);
+  };
+  const auto tangents_of = [&](const char* label, std::int64_t rows) {
+    return Kokkos::View<float****, Kokkos::LayoutRight, Mem>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, directions,
+        samples(), 2);
+  };
+  const auto device_signals = signals_of("larmor::signals", chunk * positions);
+  const auto device_tangents = tangents_of("larmor::tangents", chunk * positions);
+  const auto summed_signals = signals_of("larmor::summed", positions > 1 ? chunk : 0);
+  const auto summed_tangents = tangents_of("larmor::summed_tangents", positions > 1 ? chunk : 0);
   const auto rows = [](std::int64_t count) {
     return std::pair<std::int64_t, std::int64_t>(0, count);
   };
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    if (positions > 1) {
+      views.slice = slice;
+      views.voxels = int(count * positions);
+    }
     epg::simulate_tissue_jvp(exec, table, views, device_signals, device_tangents);
+    if (positions > 1) {
+      sum_slice_positions(exec, device_signals.data(), summed_signals.data(), count,
+                          std::int64_t(samples()) * 2, slice_table_);
+      sum_slice_positions(exec, device_tangents.data(), summed_tangents.data(), count,
+                          std::int64_t(directions) * samples() * 2, slice_table_);
+    }
     exec.fence();
     Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_signals(
         signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-    Kokkos::deep_copy(host_signals,
-                      Kokkos::subview(device_signals, rows(count), Kokkos::ALL, Kokkos::ALL));
+    Kokkos::deep_copy(host_signals, Kokkos::subview(positions > 1 ? summed_signals : device_signals,
+                                                    rows(count), Kokkos::ALL, Kokkos::ALL));
     Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_tangents(
         tangents + begin * directions * std::int64_t(samples()) * 2, count, directions, samples(),
         2);
-    Kokkos::deep_copy(host_tangents, Kokkos::subview(device_tangents, rows(count), Kokkos::ALL,
-                                                     Kokkos::ALL, Kokkos::ALL));
+    Kokkos::deep_copy(host_tangents,
+                      Kokkos::subview(positions > 1 ? summed_tangents : device_tangents,
+                                      rows(count), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
   }
 }
 

@@ -11,6 +11,7 @@
 #include "sequence/description.hpp"
 #include "sequence/packing.hpp"
 #include "sequence/real_subspace.hpp"
+#include "sequence/slice_profile.hpp"
 #include "tissue/tissue.hpp"
 
 namespace larmor::simulate {
@@ -48,6 +49,11 @@ class Simulator {
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
   const sequence::Description& description() const { return description_; }
+  // The slice-selective pulses' tables (profiles == 0: every pulse is
+  // instantaneous). Forward runs and forward mode run each voxel once per
+  // position and sum the positions' signals; the reverse modes and the
+  // steady-state iteration refuse them.
+  const sequence::SliceProfileTable& slice_profiles() const { return slice_table_; }
 
   // The real-subspace path (sequence/real_subspace.hpp) for a forward run of
   // `tissue`: whether it is taken, and why not (empty when taken). Taken when
@@ -111,6 +117,7 @@ class Simulator {
 
  private:
   std::int64_t chunk_for(std::int64_t voxels) const;
+  std::int64_t slice_chunk(std::int64_t voxels, int positions) const;
   // Reverse mode (directions == nullptr) or forward over reverse.
   template <class ExecSpace>
   void run_reverse(const tissue::Tissue& tissue, const float* directions, const float* cotangents,
@@ -124,6 +131,7 @@ class Simulator {
   // moved by the axis).
   sequence::RealSubspacePlan axis_plan_;
   sequence::PackedSequence axis_packed_;
+  sequence::SliceProfileTable slice_table_;
   int orders_ = 0;
   Options options_;
 };

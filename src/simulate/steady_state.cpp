@@ -91,6 +91,11 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
                                                    const SteadyStateOptions& steady) const {
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("steady-state tissue");
+  if (slice_table_.profiles > 0) {
+    throw std::invalid_argument(
+        "steady state: slice-selective pulses are not carried between periods yet (a state per "
+        "slice position); make the pulses instantaneous or run the train out");
+  }
   if (!(steady.tolerance > 0.0) || !std::isfinite(steady.tolerance)) {
     throw std::invalid_argument("steady state: tolerance must be positive and finite, got " +
                                 std::to_string(steady.tolerance));

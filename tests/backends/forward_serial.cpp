@@ -11,6 +11,7 @@
 #include "epg/tstPooledReverse.hpp"
 #include "epg/tstSteadyState.hpp"
 #include "epg/tstRealPath.hpp"
+#include "epg/tstSliceProfile.hpp"
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"
 #include "epg/tstPoolExchange.hpp"

@@ -62,6 +62,30 @@ TEST(TEST_CATEGORY, real_path_matches_the_reference_and_the_complex_kernel) {
   }
 }
 
+// Every compiled device layout runs the on-axis states (the default on-axis
+// layout differs from the complex one's, so each must hold every order count).
+TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
+  if (kx::is_host_space_v<TEST_EXECSPACE>) GTEST_SKIP() << "layouts are chosen on device backends";
+  sequence::MeseParams cp;
+  cp.echoes = 12;
+  cp.refocusing_deg = 140.0;
+  cp.excitation_phase_deg = cp.refocusing_phase_deg;
+  const real_path::RealPathSetting on("on");
+  for (const auto& layout : epg::detail::device_layouts) {
+    const std::string name = std::to_string(layout[0]) + "x" + std::to_string(layout[1]);
+    SCOPED_TRACE("LARMOR_EPG_LAYOUT=" + name);
+    ::setenv("LARMOR_EPG_LAYOUT", name.c_str(), 1);
+    for (int orders : {5, 24, 64}) {
+      SCOPED_TRACE("orders = " + std::to_string(orders));
+      expect_matches_reference(real_path::half_turn_train(40, 600 + orders),
+                               random_tissue(37, 620 + orders, false), orders);
+      expect_matches_reference(sequence::build_mese(cp), random_tissue(19, 640 + orders, false),
+                               orders);
+    }
+    ::unsetenv("LARMOR_EPG_LAYOUT");
+  }
+}
+
 TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   const auto d = real_path::half_turn_train(20, 511);
   const simulate::Simulator sim(d);

@@ -137,6 +137,54 @@ bound_lineshape = "gaussian"
             std::string::npos);
 }
 
+TEST_F(DeckTest, slice_profiles_shape_the_pulses_they_select) {
+  const Deck d = read_deck(write(R"([sequence]
+builder = "mese"
+echoes = 3
+
+[[sequence.across_slice]]
+pulses = "first"
+time_bandwidth = 6
+positions = 24
+
+[[sequence.across_slice]]
+pulses = "rest"
+waveform = [0.2, 0.7, 1.0, 0.7, 0.2]
+thickness = 1.5
+positions = 24
+)" + std::string(kTissue)));
+  ASSERT_EQ(d.sequence.slice_profiles.size(), 2u);
+  const auto& excitation = d.sequence.slice_profiles[0];
+  const auto& refocusing = d.sequence.slice_profiles[1];
+  EXPECT_DOUBLE_EQ(excitation.time_bandwidth, 6.0);
+  EXPECT_DOUBLE_EQ(excitation.rephase, 0.5);  // an excitation is rephased by default
+  EXPECT_DOUBLE_EQ(refocusing.rephase, 0.0);  // refocusing pulses are not
+  EXPECT_DOUBLE_EQ(refocusing.thickness, 1.5);
+  EXPECT_EQ(refocusing.waveform.size(), 5u);
+  EXPECT_EQ(excitation.positions, 24);
+  std::vector<int> profiles;
+  for (const auto& e : d.sequence.events) {
+    if (e.kind == sequence::EventKind::pulse) profiles.push_back(e.slice_profile);
+  }
+  EXPECT_EQ(profiles, (std::vector<int>{1, 2, 2, 2}));
+
+  const std::string base = "[sequence]\nbuilder = \"mese\"\n";
+  const auto refused = [&](const std::string& tables, const char* text) {
+    const std::string e = error_of(base + tables + kTissue);
+    EXPECT_NE(e.find(text), std::string::npos) << e;
+  };
+  refused("[[sequence.across_slice]]\npulses = \"second\"\n", "pulses");
+  refused("[[sequence.across_slice]]\nshape = \"gauss\"\n", "shape");
+  refused("[[sequence.across_slice]]\n[[sequence.across_slice]]\npulses = \"first\"\n",
+          "already shaped by table 1");
+  refused("[[sequence.across_slice]]\nrephase = 2\n", "rephase");
+  refused(
+      "[[sequence.across_slice]]\npulses = \"first\"\npositions = 8\n"
+      "[[sequence.across_slice]]\npulses = \"rest\"\npositions = 9\n",
+      "same positions");
+  refused("[[sequence.across_slice]]\nwaveform = [1, -1]\n", "zero area");
+}
+
 TEST_F(DeckTest, shipped_decks_parse) {
   for (const char* name : {"default", "mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf"}) {
     SCOPED_TRACE(name);

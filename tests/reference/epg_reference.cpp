@@ -68,8 +68,6 @@ std::array<Complex, 3> apply(const RfMatrix& m, const std::array<Complex, 3>& v)
 
 // ---- isochromats ---------------------------------------------------------
 
-using Rotation = std::array<std::array<double, 3>, 3>;
-
 // Right-handed rotation by `flip` about the transverse axis at `phase`
 // (Rodrigues: R = cos a I + sin a [n]x + (1 - cos a) n n^T with n = (cos p, sin p, 0)).
 Rotation rf_rotation(double flip_rad, double phase_rad) {
@@ -129,14 +127,17 @@ struct Spins {
 };
 
 Spins run_isochromats(const Description& d, const Tissue& tissue, int n_isochromats,
-                      std::vector<Complex>& samples) {
+                      std::vector<Complex>& samples, const PulseOverride& pulse = {}) {
   check_tissue(tissue);
   if (n_isochromats < 1) throw std::invalid_argument("reference: need at least one isochromat");
   Spins spins(n_isochromats);
   for (const Event& e : d.events) {
     check_event(e);
     if (e.action & action::crush_before) spins.shift();
-    if (e.kind == EventKind::pulse) spins.rotate(rf_rotation(e.flip_rad * tissue.b1, e.phase_rad));
+    if (e.kind == EventKind::pulse) {
+      spins.rotate(pulse ? pulse(std::size_t(&e - d.events.data()))
+                         : rf_rotation(e.flip_rad * tissue.b1, e.phase_rad));
+    }
     if (e.kind == EventKind::adc) {
       samples.push_back(tissue.m0 * spins.mean_transverse() * std::polar(1.0, -e.phase_rad));
     }
@@ -328,9 +329,9 @@ double isochromat_dephasing_rad(int j, int n_isochromats) {
 }
 
 std::vector<Complex> simulate_isochromats(const Description& d, const Tissue& tissue,
-                                          int n_isochromats) {
+                                          int n_isochromats, const PulseOverride& pulse) {
   std::vector<Complex> samples;
-  run_isochromats(d, tissue, n_isochromats, samples);
+  run_isochromats(d, tissue, n_isochromats, samples, pulse);
   return samples;
 }
 

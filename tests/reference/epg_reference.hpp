@@ -31,6 +31,7 @@
 
 #include <array>
 #include <complex>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -108,9 +109,16 @@ std::vector<Complex> simulate(const larmor::sequence::Description& d, const Tiss
 // The phase [rad] spin j of n gains per shift: +2 pi j / n (see above).
 double isochromat_dephasing_rad(int j, int n_isochromats);
 
+// A rotation of (Mx, My, Mz), row-major.
+using Rotation = std::array<std::array<double, 3>, 3>;
+// The rotation an isochromat run plays for the pulse at event index i in
+// place of the instantaneous one (shaped pulses: slice_reference.hpp).
+using PulseOverride = std::function<Rotation(std::size_t)>;
+
 // Samples of `d` from equilibrium over n_isochromats (>= 1) spins.
 std::vector<Complex> simulate_isochromats(const larmor::sequence::Description& d,
-                                          const Tissue& tissue, int n_isochromats);
+                                          const Tissue& tissue, int n_isochromats,
+                                          const PulseOverride& pulse = {});
 
 // The final isochromat magnetisation projected onto EPG orders 0..orders-1 by
 // the Fourier convention above; for comparing states, not just samples.

@@ -9,7 +9,7 @@
 
 #define LARMOR_EPG_INSTANTIATE(EXEC)                                                             \
   namespace larmor::epg {                                                                        \
-  template LaunchShape choose_launch_shape<EXEC>(int, int);                                      \
+  template LaunchShape choose_launch_shape<EXEC>(int, int, bool);                                      \
   template void simulate_forward<EXEC>(const EXEC&, const EventTable<EXEC::memory_space>&,       \
                                        const TissueViews<EXEC::memory_space>&,                   \
                                        const SignalsOf<EXEC>&,                                   \

@@ -1,0 +1,176 @@
+// Slice-selective pulses on one backend: a spin-echo train whose excitation
+// and refocusing pulses are shaped (kernels/epg/slice_profile.hpp) against an
+// isochromat run across slice position that integrates each pulse by
+// Runge-Kutta (tests/reference/slice_reference.hpp); forward-mode tangents
+// against central differences of that reference; refusals by name. Included
+// after tstForward.hpp by tests/backends/forward_<backend>.cpp.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "reference/slice_reference.hpp"
+
+namespace larmor::test {
+
+namespace slice_profile {
+
+// Excitation (rephased) and three echoes of a thicker refocusing pulse, with
+// crushers around it or without (then the unrefocused share of each pulse,
+// which crushers dephase, reaches the samples); every pulse at its own phase.
+inline sequence::Description spin_echo_train(int positions, bool crushers = true) {
+  sequence::Description d;
+  d.name = "slice-selective spin echo";
+  sequence::SliceProfileSpec excitation, refocusing;
+  excitation.name = "excitation";
+  excitation.positions = positions;
+  refocusing.name = "refocusing";
+  refocusing.positions = positions;
+  refocusing.thickness = 1.5;
+  refocusing.rephase = 0.0;
+  refocusing.time_bandwidth = 3.0;
+  d.slice_profiles = {excitation, refocusing};
+  const double esp = 0.012;
+  sequence::Event e;
+  e.kind = sequence::EventKind::pulse;
+  e.flip_rad = 1.5707963267948966;
+  e.phase_rad = 1.5707963267948966;
+  e.slice_profile = 1;
+  e.duration_s = esp / 2;
+  d.events.push_back(e);
+  for (int echo = 0; echo < 3; ++echo) {
+    sequence::Event r;
+    r.kind = sequence::EventKind::pulse;
+    r.flip_rad = 2.6;
+    r.phase_rad = 0.3 * echo;
+    r.slice_profile = 2;
+    r.action = crushers ? sequence::action::crush_before | sequence::action::crush_after : 0u;
+    r.duration_s = esp / 2;
+    d.events.push_back(r);
+    sequence::Event adc;
+    adc.kind = sequence::EventKind::adc;
+    adc.action = sequence::action::echo_centre;
+    adc.duration_s = esp / 2;
+    d.events.push_back(adc);
+  }
+  return d;
+}
+
+}  // namespace slice_profile
+
+TEST(TEST_CATEGORY, slice_selective_pulses_match_isochromats_integrated_across_the_slice) {
+  for (bool crushers : {true, false}) {
+    SCOPED_TRACE(crushers ? "crushers" : "no crushers");
+    const auto d = slice_profile::spin_echo_train(12, crushers);
+    tissue::Tissue t = random_tissue(5, 701);
+    t.b1.map[0] = 1.97f;  // near the tables' last flip
+    const auto got = run_on_backend(d, t, 0);
+    const int samples = 3;
+    double largest = 0.0;
+    for (std::int64_t v = 0; v < t.voxels; ++v) {
+      const auto expected = reference::simulate_across_slice(d, voxel_of(t, v), 64);
+      ASSERT_EQ(int(expected.size()), samples);
+      for (int n = 0; n < samples; ++n) {
+        largest = std::max(largest, std::abs(expected[std::size_t(n)]));
+        // Float kernel, Hermite read-back (~1e-7) and the four Runge-Kutta
+        // steps per waveform sample of the reference (~1e-8).
+        EXPECT_NEAR(sample(got, samples, v, n).real(), expected[std::size_t(n)].real(), 2e-5)
+            << "voxel " << v << " echo " << n;
+        EXPECT_NEAR(sample(got, samples, v, n).imag(), expected[std::size_t(n)].imag(), 2e-5)
+            << "voxel " << v << " echo " << n;
+      }
+    }
+    // The profile matters far beyond the tolerance: the same train with
+    // instantaneous pulses (over the slice's unit thickness) differs by more
+    // than a hundred times it.
+    sequence::Description hard = d;
+    hard.slice_profiles.clear();
+    for (auto& e : hard.events) e.slice_profile = 0;
+    const auto instantaneous = run_on_backend(hard, t, 0);
+    double change = 0.0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      change = std::max(change, double(std::abs(got[i] - instantaneous[i])));
+    }
+    EXPECT_GT(change, 100 * 2e-5);
+    EXPECT_GT(largest, 0.05);
+  }
+}
+
+TEST(TEST_CATEGORY, slice_selective_tangents_match_central_differences) {
+  const auto d = slice_profile::spin_echo_train(8);
+  const tissue::Tissue t = random_tissue(3, 702);
+  const simulate::Simulator sim(d);
+  const int samples = sim.samples(), directions = epg::tissue_tangent_count;
+  std::vector<float> signals(std::size_t(t.voxels * samples * 2));
+  std::vector<float> tangents(std::size_t(t.voxels * directions * samples * 2));
+  sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, signals.data(), tangents.data());
+  for (std::int64_t v = 0; v < t.voxels; ++v) {
+    const reference::Tissue r = voxel_of(t, v);
+    // B1 moves every pulse's flip (through the tables), T2 and df the echoes.
+    for (int direction :
+         {epg::tissue_direction::t2, epg::tissue_direction::b1, epg::tissue_direction::df}) {
+      reference::Tissue up = r, down = r;
+      double h = 0.0;
+      if (direction == epg::tissue_direction::t2) {
+        h = 1e-5 * r.t2_s;
+        up.t2_s += h;
+        down.t2_s -= h;
+      } else if (direction == epg::tissue_direction::b1) {
+        h = 1e-5;
+        up.b1 += h;
+        down.b1 -= h;
+      } else {
+        h = 1e-3;
+        up.df_hz += h;
+        down.df_hz -= h;
+      }
+      const auto plus = reference::simulate_across_slice(d, up, 64);
+      const auto minus = reference::simulate_across_slice(d, down, 64);
+      for (int n = 0; n < samples; ++n) {
+        const Complex fd = (plus[std::size_t(n)] - minus[std::size_t(n)]) / (2.0 * h);
+        const std::size_t i =
+            ((std::size_t(v) * directions + std::size_t(direction)) * samples + n) * 2;
+        const double scale = std::max(1.0, std::abs(fd));
+        EXPECT_NEAR(tangents[i], fd.real(), 2e-4 * scale) << v << " " << direction << " " << n;
+        EXPECT_NEAR(tangents[i + 1], fd.imag(), 2e-4 * scale) << v << " " << direction << " " << n;
+      }
+    }
+  }
+}
+
+TEST(TEST_CATEGORY, slice_selective_pulses_are_refused_where_unsupported) {
+  const auto d = slice_profile::spin_echo_train(4);
+  const simulate::Simulator sim(d);
+  const auto refuses = [](const auto& run, const char* text) {
+    try {
+      run();
+      ADD_FAILURE() << "accepted; expected '" << text << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  tissue::Tissue t = random_tissue(2, 703);
+  std::vector<float> out(std::size_t(t.voxels * sim.samples() * 2));
+  std::vector<float> w(out.size(), 1.0f), tissue_grad(std::size_t(t.voxels * 5));
+  std::vector<float> sequence_grad(std::size_t(sim.events() * 3));
+  refuses(
+      [&] {
+        sim.run_tissue_vjp_into<TEST_EXECSPACE>(t, w.data(), tissue_grad.data(),
+                                                sequence_grad.data());
+      },
+      "reverse sweep");
+  refuses([&] { sim.run_steady_state_into<TEST_EXECSPACE>(t, out.data(), {}); },
+          "slice-selective pulses are not carried");
+  tissue::Tissue strong = t;
+  strong.b1.map[1] = 2.5f;
+  refuses([&] { sim.run_into<TEST_EXECSPACE>(strong, out.data()); }, "exceeds the tables' range");
+  tissue::Tissue pooled = t;
+  pooled.bound_fraction.uniform = 0.1f;
+  pooled.bound_t1_s.uniform = 1.0f;
+  refuses([&] { sim.run_into<TEST_EXECSPACE>(pooled, out.data()); }, "a pooled model");
+  EXPECT_NE(sim.real_path_refusal(t).find("slice-selective"), std::string::npos);
+}
+
+}  // namespace larmor::test
