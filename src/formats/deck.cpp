@@ -440,8 +440,9 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
     deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf);
     read_gradient_and_shims(deck.builder, seq, deck.sequence);
     read_slice_profiles(path, seq, deck.sequence);
-    // The tables' own checks (sizes, waveform, shared positions), named by table.
-    (void)sequence::build_slice_profile_table(deck.sequence);
+    // The tables' own checks (sizes, waveform, shared positions), named by
+    // table; the Simulator integrates them.
+    sequence::validate_slice_profiles(deck.sequence);
   } catch (const DeckError&) {
     throw;
   } catch (const std::exception& e) {

@@ -109,18 +109,23 @@ Quaternion shaped_pulse_rotation(const SliceProfileSpec& spec, const std::vector
   return {q[0].v, q[1].v, q[2].v, q[3].v};
 }
 
-SliceProfileTable build_slice_profile_table(const Description& d) {
-  SliceProfileTable t;
-  if (d.slice_profiles.empty()) return t;
+void validate_slice_profiles(const Description& d) {
   for (const auto& s : d.slice_profiles) validate(s);
-  const SliceProfileSpec& first = d.slice_profiles.front();
   for (const auto& s : d.slice_profiles) {
+    const SliceProfileSpec& first = d.slice_profiles.front();
     if (s.positions != first.positions || s.extent != first.extent) {
       refuse(s, "every slice profile of a sequence samples the same positions: positions " +
                     std::to_string(s.positions) + " and extent " + std::to_string(s.extent) +
                     " differ from '" + first.name + "'");
     }
   }
+}
+
+SliceProfileTable build_slice_profile_table(const Description& d) {
+  SliceProfileTable t;
+  if (d.slice_profiles.empty()) return t;
+  validate_slice_profiles(d);
+  const SliceProfileSpec& first = d.slice_profiles.front();
   t.profiles = int(d.slice_profiles.size());
   t.positions = first.positions;
   t.extent = first.extent;

@@ -57,7 +57,11 @@ struct SliceProfileTable {
   std::vector<float> nodes;
 };
 
-// Validates the description's profiles (each refused by its name) and builds
+// Refuses a description's profiles that cannot be built (sizes, waveform,
+// positions not shared), each by its name; integrates nothing.
+void validate_slice_profiles(const Description& d);
+
+// Validates the description's profiles (validate_slice_profiles) and builds
 // their tables. An empty table (profiles == 0) when no pulse is
 // slice-selective.
 SliceProfileTable build_slice_profile_table(const Description& d);

@@ -174,6 +174,18 @@ TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
 
 // Every compiled device layout, with voxel counts that leave the last team's
 // groups and lanes part empty, and order counts that pad the groups' threads.
+// Runs `check` under LARMOR_EPG_LAYOUT set to each compiled device layout.
+template <class Check>
+void for_each_device_layout(const Check& check) {
+  for (const auto& layout : epg::detail::device_layouts) {
+    const std::string name = std::to_string(layout[0]) + "x" + std::to_string(layout[1]);
+    SCOPED_TRACE("LARMOR_EPG_LAYOUT=" + name);
+    ::setenv("LARMOR_EPG_LAYOUT", name.c_str(), 1);
+    check();
+    ::unsetenv("LARMOR_EPG_LAYOUT");
+  }
+}
+
 TEST(TEST_CATEGORY, every_compiled_device_layout_matches_reference) {
   if (kx::is_host_space_v<TEST_EXECSPACE>) GTEST_SKIP() << "layouts are chosen on device backends";
   sequence::MeseParams mese;
@@ -185,18 +197,14 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_matches_reference) {
   for (int n = 0; n < 60; ++n) {
     mrf.schedule.push_back({0.1 + 0.9 * u(rng), 0.0, 4e-3 * u(rng), 1e-3 * u(rng)});
   }
-  for (const auto& layout : epg::detail::device_layouts) {
-    const std::string name = std::to_string(layout[0]) + "x" + std::to_string(layout[1]);
-    SCOPED_TRACE("LARMOR_EPG_LAYOUT=" + name);
-    ::setenv("LARMOR_EPG_LAYOUT", name.c_str(), 1);
+  for_each_device_layout([&] {
     for (int orders : {5, 24, 64}) {
       SCOPED_TRACE("orders = " + std::to_string(orders));
       expect_matches_reference(sequence::build_mese(mese), random_tissue(37, 20 + orders), orders);
       expect_matches_reference(sequence::build_mrf(mrf), random_tissue(19, 40 + orders, false),
                                orders);
     }
-    ::unsetenv("LARMOR_EPG_LAYOUT");
-  }
+  });
 }
 
 // Ideal refocusing: echo n is M0 sin(a) exp(-n ESP / T2), whatever T1.

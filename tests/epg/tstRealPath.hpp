@@ -71,10 +71,7 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
   cp.refocusing_deg = 140.0;
   cp.excitation_phase_deg = cp.refocusing_phase_deg;
   const real_path::RealPathSetting on("on");
-  for (const auto& layout : epg::detail::device_layouts) {
-    const std::string name = std::to_string(layout[0]) + "x" + std::to_string(layout[1]);
-    SCOPED_TRACE("LARMOR_EPG_LAYOUT=" + name);
-    ::setenv("LARMOR_EPG_LAYOUT", name.c_str(), 1);
+  for_each_device_layout([&] {
     for (int orders : {5, 24, 64}) {
       SCOPED_TRACE("orders = " + std::to_string(orders));
       expect_matches_reference(real_path::half_turn_train(40, 600 + orders),
@@ -82,8 +79,7 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
       expect_matches_reference(sequence::build_mese(cp), random_tissue(19, 640 + orders, false),
                                orders);
     }
-    ::unsetenv("LARMOR_EPG_LAYOUT");
-  }
+  });
 }
 
 TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
