@@ -127,9 +127,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
       std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, std::int64_t(budget / per_voxel)));
   // Forward runs take the real-subspace path where the simulator would.
   bool on_axis = false;
-  const auto& stream = args.mode == "forward"
-                           ? sim.forward_stream(tissue, &on_axis, kx::is_host_space_v<Exec>)
-                           : sim.packed();
+  const auto& stream = args.mode == "forward" ? sim.forward_stream(tissue, &on_axis) : sim.packed();
   auto table = epg::make_event_table<Mem>(stream.ref(), sim.orders(), sim.samples());
   table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;

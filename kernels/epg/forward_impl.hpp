@@ -116,6 +116,42 @@ void launch_layout(const ExecSpace& exec,
   }
 }
 
+// Whether a forward run takes the on-axis states: an on-axis table, no
+// declared terms and no carried state (the axis blocks carry neither).
+template <class MemorySpace>
+bool runs_on_axis(const EventTable<MemorySpace>& events, const TissueViews<MemorySpace>& tissue,
+                  const CarriedState<MemorySpace>& carry) {
+  return events.on_axis && !declares_terms(tissue) && carry.in.extent(0) == 0 &&
+         carry.out.extent(0) == 0;
+}
+
+// A layout compiled for the on-axis states only (the host's one-lane buckets
+// of LARMOR_REAL_SCALAR).
+template <class ExecSpace, int OPT, int L>
+void launch_axis_layout(const ExecSpace& exec,
+                        const EventTable<typename ExecSpace::memory_space>& events,
+                        const TissueViews<typename ExecSpace::memory_space>& tissue,
+                        const SignalsOf<ExecSpace>& signals, LaunchShape shape,
+                        const CarriedState<typename ExecSpace::memory_space>& carry) {
+  if (!runs_on_axis(events, tissue, carry)) {
+    throw std::logic_error(std::string(forward_kernel_name) + ": the layout " +
+                           std::to_string(OPT) + "x" + std::to_string(L) +
+                           " holds on-axis states only");
+  }
+  launch_kernel<ForwardKernel<ExecSpace, float, OPT, L, false, true>>(exec, events, tissue, signals,
+                                                                      shape, {}, carry);
+}
+
+// LARMOR_REAL_SCALAR=1 routes the host's on-axis runs through one train per
+// thread instead of SIMD lanes of eight, for comparison (0 or unset: lanes).
+inline bool real_scalar() {
+  const char* text = std::getenv("LARMOR_REAL_SCALAR");
+  if (text == nullptr || *text == '\0' || std::string(text) == "0") return false;
+  if (std::string(text) == "1") return true;
+  throw std::invalid_argument(std::string(forward_kernel_name) + ": LARMOR_REAL_SCALAR='" + text +
+                              "' is not 0 or 1");
+}
+
 // Threads per voxel group on a device: enough for the orders, rounded up to a
 // power of two while the group fits a warp, so that groups tile the warp.
 inline int device_group_threads(int orders, int orders_per_thread) {
@@ -158,6 +194,7 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
   if constexpr (kx::is_host_space_v<ExecSpace>) {
     s.orders_per_thread = detail::HostLayouts::bucket_for(orders);
     s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
+    if (on_axis && detail::real_scalar()) s.lanes = detail::scalar_lanes;
     s.team_threads = 1;
   } else {
     // Device: up to 64 orders, a thread holds four orders of one voxel and a
@@ -209,12 +246,17 @@ void simulate_forward(const ExecSpace& exec,
     return;
   }
   const LaunchShape shape = choose_launch_shape<ExecSpace>(
-      events.orders, tissue.voxels, events.on_axis && !detail::declares_terms(tissue));
+      events.orders, tissue.voxels, detail::runs_on_axis(events, tissue, carry));
 
 #define LARMOR_FORWARD_LAYOUT(OPT, L)                                                          \
   if (shape.orders_per_thread == OPT && shape.lanes == L) {                                    \
     detail::launch_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, {}, carry); \
     return;                                                                                    \
+  }
+#define LARMOR_AXIS_LAYOUT(OPT, L)                                                              \
+  if (shape.orders_per_thread == OPT && shape.lanes == L) {                                     \
+    detail::launch_axis_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, carry); \
+    return;                                                                                     \
   }
   if constexpr (kx::is_host_space_v<ExecSpace>) {
     LARMOR_FORWARD_LAYOUT(8, 8)
@@ -225,6 +267,12 @@ void simulate_forward(const ExecSpace& exec,
     LARMOR_FORWARD_LAYOUT(256, 2)
     LARMOR_FORWARD_LAYOUT(512, 1)
     LARMOR_FORWARD_LAYOUT(1024, 1)
+    LARMOR_AXIS_LAYOUT(8, 1)
+    LARMOR_AXIS_LAYOUT(16, 1)
+    LARMOR_AXIS_LAYOUT(32, 1)
+    LARMOR_AXIS_LAYOUT(64, 1)
+    LARMOR_AXIS_LAYOUT(128, 1)
+    LARMOR_AXIS_LAYOUT(256, 1)
   } else {
     LARMOR_FORWARD_LAYOUT(8, 1)
     LARMOR_FORWARD_LAYOUT(8, 2)
@@ -234,6 +282,7 @@ void simulate_forward(const ExecSpace& exec,
     LARMOR_FORWARD_LAYOUT(1, 1)
   }
 #undef LARMOR_FORWARD_LAYOUT
+#undef LARMOR_AXIS_LAYOUT
   throw std::logic_error(name + ": no compiled layout for " +
                          std::to_string(shape.orders_per_thread) + " orders per thread and " +
                          std::to_string(shape.lanes) + " lanes");

@@ -49,7 +49,7 @@ bool zero_everywhere(const tissue::PropertyValues& p) {
 }
 }  // namespace
 
-std::string Simulator::real_path_refusal(const tissue::Tissue& tissue, bool host) const {
+std::string Simulator::real_path_refusal(const tissue::Tissue& tissue) const {
   const char* env = std::getenv("LARMOR_REAL_PATH");
   const std::string mode = env != nullptr && *env != '\0' ? env : "auto";
   if (mode != "auto" && mode != "on" && mode != "off") {
@@ -69,15 +69,12 @@ std::string Simulator::real_path_refusal(const tissue::Tissue& tissue, bool host
   if (mode == "auto" && double(tissue.voxels) * double(events()) < 4096.0) {
     return "fewer than 4096 voxel-events: the complex kernel is as quick";
   }
-  if (mode == "auto" && host) {
-    return "a host backend: the on-axis kernel measured slower there than the complex one";
-  }
   return {};
 }
 
 const sequence::PackedSequence& Simulator::forward_stream(const tissue::Tissue& tissue,
-                                                          bool* on_axis, bool host) const {
-  const bool axis = real_path_refusal(tissue, host).empty();
+                                                          bool* on_axis) const {
+  const bool axis = real_path_refusal(tissue).empty();
   if (on_axis != nullptr) *on_axis = axis;
   return axis ? axis_packed_ : packed_;
 }
@@ -115,7 +112,7 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   if (tissue.voxels == 0 || samples() == 0) return;
   ExecSpace exec;
   bool on_axis = false;
-  const auto& stream = forward_stream(tissue, &on_axis, kx::is_host_space_v<ExecSpace>);
+  const auto& stream = forward_stream(tissue, &on_axis);
   auto table = epg::make_event_table<Mem>(stream.ref(), orders_, samples());
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);

@@ -60,14 +60,12 @@ class Simulator {
   // the description's states stay on one axis for this tissue (no
   // off-resonance, flow, transmit array or pools), unless LARMOR_REAL_PATH is
   // "off"; by default ("auto") a problem of fewer than 4096 voxel-events
-  // keeps the complex kernel (nothing to gain), as do host backends (`host`:
-  // there the on-axis kernel measured slower, docs/performance.md); "on"
-  // takes it regardless.
-  std::string real_path_refusal(const tissue::Tissue& tissue, bool host = false) const;
+  // keeps the complex kernel (nothing to gain); "on" takes it regardless.
+  std::string real_path_refusal(const tissue::Tissue& tissue) const;
   // The packed stream a forward run of `tissue` launches: the real-subspace
   // rewrite where the path is taken, else packed().
   const sequence::PackedSequence& forward_stream(const tissue::Tissue& tissue,
-                                                 bool* on_axis = nullptr, bool host = false) const;
+                                                 bool* on_axis = nullptr) const;
 
   // Signals of every voxel: [voxel][sample][re, im], float.
   std::vector<float> run(const tissue::Tissue& tissue) const;

@@ -82,6 +82,31 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
   });
 }
 
+// LARMOR_REAL_SCALAR=1: the host's on-axis runs take one train per thread
+// instead of SIMD lanes of eight; the samples are the reference's either way,
+// in every order bucket (97 orders: the 128 bucket).
+TEST(TEST_CATEGORY, one_train_at_a_time_matches_the_simd_lanes) {
+  if (!kx::is_host_space_v<TEST_EXECSPACE>) GTEST_SKIP() << "the host's SIMD lanes";
+  const real_path::RealPathSetting on("on");
+  const auto d = real_path::half_turn_train(50, 660);
+  const tissue::Tissue t = random_tissue(11, 661, false);
+  for (int orders : {8, 40, 97}) {
+    SCOPED_TRACE("orders = " + std::to_string(orders));
+    const auto lanes = run_on_backend(d, t, orders);
+    ::setenv("LARMOR_REAL_SCALAR", "1", 1);
+    ASSERT_EQ(epg::choose_launch_shape<TEST_EXECSPACE>(orders, 11, true).lanes, 1);
+    ASSERT_GT(epg::choose_launch_shape<TEST_EXECSPACE>(orders, 11, false).lanes, 1);
+    expect_matches_reference(d, t, orders);
+    const auto scalar = run_on_backend(d, t, orders);
+    ::unsetenv("LARMOR_REAL_SCALAR");
+    const double tol = float_tolerance(std::int64_t(d.events.size()));
+    for (std::size_t i = 0; i < lanes.size(); ++i) ASSERT_NEAR(scalar[i], lanes[i], tol) << i;
+  }
+  ::setenv("LARMOR_REAL_SCALAR", "yes", 1);
+  EXPECT_THROW(run_on_backend(d, t, 8), std::invalid_argument);
+  ::unsetenv("LARMOR_REAL_SCALAR");
+}
+
 TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   const auto d = real_path::half_turn_train(20, 511);
   const simulate::Simulator sim(d);
@@ -101,10 +126,9 @@ TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   ::unsetenv("LARMOR_REAL_PATH");
   tissue::Tissue one = random_tissue(1, 513, false);
   EXPECT_NE(sim.real_path_refusal(one).find("4096"), std::string::npos);
-  // Large enough: taken by default on a device backend, not on the host.
+  // Large enough: taken by default.
   const tissue::Tissue big = random_tissue(400, 514, false);
-  EXPECT_EQ(sim.real_path_refusal(big, false), "");
-  EXPECT_NE(sim.real_path_refusal(big, true).find("host backend"), std::string::npos);
+  EXPECT_EQ(sim.real_path_refusal(big), "");
   ::setenv("LARMOR_REAL_PATH", "sometimes", 1);
   EXPECT_THROW(sim.real_path_refusal(t), std::invalid_argument);
 }
