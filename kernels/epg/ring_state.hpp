@@ -103,13 +103,23 @@ struct RingStateBlock {
     }
   }
 
+  // The lanes' coefficients go to lane arrays first, as rotate's do: read
+  // from the lanes' structs inside the order loop, g++ left the loop scalar
+  // (perf annotate); `omp simd` here also kept it scalar (the per-lane
+  // temporary became an array the vectoriser could not analyse).
   KOKKOS_INLINE_FUNCTION void rotate_general(int live,
                                              const GeneralRotation<Real> (&rotation)[lanes]) {
+    LaneRotations<Real, lanes> r;
+    Real c2_im[lanes];
+    for (int l = 0; l < lanes; ++l) {
+      r.set(l, rotation[l].r);
+      c2_im[l] = rotation[l].c2_im;
+    }
     const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
       for (int l = 0; l < lanes; ++l) {
-        epg::rotate_general(rotation[l], fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l],
+        epg::rotate_general(r.get(l), c2_im[l], fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l],
                             z_re[k][l], z_im[k][l]);
       }
     }

@@ -87,17 +87,20 @@ KOKKOS_INLINE_FUNCTION GeneralRotation<Real> make_general_rotation(const PulseQu
   return g;
 }
 
+// The rotation's parts are separate arguments, not one GeneralRotation: a
+// temporary of the nested struct per lane kept g++ from vectorising the host
+// lane loop (data reference analysis failed).
 template <class Real>
-KOKKOS_FORCEINLINE_FUNCTION void rotate_general(const GeneralRotation<Real>& g, Real& fp_re,
-                                                Real& fp_im, Real& fm_re, Real& fm_im, Real& z_re,
-                                                Real& z_im) {
+KOKKOS_FORCEINLINE_FUNCTION void rotate_general(const RotationCoefficients<Real>& r,
+                                                const Real& c2_im, Real& fp_re, Real& fp_im,
+                                                Real& fm_re, Real& fm_im, Real& z_re, Real& z_im) {
   const Real p_re = fp_re, p_im = fp_im, m_re = fm_re, m_im = fm_im;
-  rotate(g.r, fp_re, fp_im, fm_re, fm_im, z_re, z_im);
+  rotate(r, fp_re, fp_im, fm_re, fm_im, z_re, z_im);
   // F+ gains i c2_im F+, F- gains -i c2_im F- (c2 there is conjugated).
-  fp_re -= g.c2_im * p_im;
-  fp_im += g.c2_im * p_re;
-  fm_re += g.c2_im * m_im;
-  fm_im -= g.c2_im * m_re;
+  fp_re -= c2_im * p_im;
+  fp_im += c2_im * p_re;
+  fm_re += c2_im * m_im;
+  fm_im -= c2_im * m_re;
 }
 
 }  // namespace larmor::epg

@@ -228,8 +228,8 @@ struct StateBlock {
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
         for (int l = 0; l < lanes; ++l) {
-          epg::rotate_general(rotation[l], fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
-                              z_re[j][l], z_im[j][l]);
+          epg::rotate_general(rotation[l].r, rotation[l].c2_im, fp_re[j][l], fp_im[j][l],
+                              fm_re[j][l], fm_im[j][l], z_re[j][l], z_im[j][l]);
         }
       }
     }
