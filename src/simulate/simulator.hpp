@@ -50,9 +50,9 @@ class Simulator {
   const sequence::PackedSequence& packed() const { return packed_; }
   const sequence::Description& description() const { return description_; }
   // The slice-selective pulses' tables (profiles == 0: every pulse is
-  // instantaneous). Forward runs and forward mode run each voxel once per
-  // position and sum the positions' signals; the reverse modes and the
-  // steady-state iteration refuse them.
+  // instantaneous). Forward runs, forward mode and the steady-state iteration
+  // run each voxel once per position and sum the positions' signals; the
+  // reverse modes refuse them.
   const sequence::SliceProfileTable& slice_profiles() const { return slice_table_; }
 
   // The real-subspace path (sequence/real_subspace.hpp) for a forward run of

@@ -12,6 +12,7 @@
 #include "epg/forward.hpp"
 #include "simulate/device_tissue.hpp"
 #include "simulate/simulator.hpp"
+#include "simulate/slice_positions.hpp"
 
 namespace larmor::simulate {
 
@@ -91,11 +92,6 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
                                                    const SteadyStateOptions& steady) const {
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("steady-state tissue");
-  if (slice_table_.profiles > 0) {
-    throw std::invalid_argument(
-        "steady state: slice-selective pulses are not carried between periods yet (a state per "
-        "slice position); make the pulses instantaneous or run the train out");
-  }
   if (!(steady.tolerance > 0.0) || !std::isfinite(steady.tolerance)) {
     throw std::invalid_argument("steady state: tolerance must be positive and finite, got " +
                                 std::to_string(steady.tolerance));
@@ -112,54 +108,87 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), false);
   const int components = epg::carried_state_components(tissue.has_second_pool() ? 2 : 1,
                                                        tissue.has_bound_pool() ? 1 : 0);
-  // Two carried states and two sets of samples (the period's, the settled) per voxel.
-  const std::int64_t per_voxel =
+  // Slice-selective pulses: each voxel runs once per slice position (rows
+  // v P .. v P + P - 1), each position carrying and settling its own state;
+  // the voxel's samples are the positions' settled samples summed.
+  check_slice_tissue(slice_table_, tissue, description_);
+  const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const int positions = slice.active() ? slice.positions : 1;
+  if (positions > 1 && (tissue.has_second_pool() || tissue.has_bound_pool())) {
+    throw std::invalid_argument(
+        "steady state: slice-selective pulses are not supported with a pooled model");
+  }
+  // Two carried states and two sets of samples (the period's, the settled) per row.
+  const std::int64_t per_row =
       2 * components * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 16;
   const std::int64_t chunk = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(chunk_for(tissue.voxels), (std::int64_t(1) << 30) / per_voxel));
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk,
-      std::max(samples(), 1), 2);
-  StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), chunk,
+      1, std::min<std::int64_t>(slice_chunk(tissue.voxels, positions),
+                                (std::int64_t(1) << 30) / (per_row * positions)));
+  const std::int64_t rows = chunk * positions;
+  const auto rows_of = [&](const char* label) {
+    return Kokkos::View<float***, Kokkos::LayoutRight, Mem>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows,
+        std::max(samples(), 1), 2);
+  };
+  auto device_signals = rows_of("larmor::signals");
+  auto kept = rows_of("larmor::settled_signals");
+  StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), rows,
                    components, orders_);
-  StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), chunk,
+  StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), rows,
                    components, orders_);
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> kept(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::settled_signals"), chunk,
+  Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::summed"), positions > 1 ? chunk : 0,
       std::max(samples(), 1), 2);
-  Kokkos::View<int*, Mem> settled("larmor::settled_period", chunk);
+  Kokkos::View<int*, Mem> settled("larmor::settled_period", rows);
   auto host_settled = Kokkos::create_mirror_view(settled);
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+    const std::int64_t used = count * positions;
+    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    if (positions > 1) {
+      views.slice = slice;
+      views.voxels = int(used);
+    }
+    Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
                          SetEquilibrium<Mem>{a, views.pools});
     Kokkos::deep_copy(exec, settled, -1);
-    std::int64_t left = count;
+    std::int64_t left = used;
     int period = 0;
     StateView<Mem> from = a, to = b;
     while (left > 0 && period < steady.max_repetitions) {
       ++period;
       epg::simulate_forward(exec, table, views, device_signals, epg::CarriedState<Mem>{from, to});
       left = 0;
-      Kokkos::parallel_reduce("larmor::settle", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+      Kokkos::parallel_reduce("larmor::settle", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
                               SettleVoxels<Mem>{from, to, device_signals, kept, settled,
                                                 float(steady.tolerance), period},
                               left);
       std::swap(from, to);
     }
-    Kokkos::parallel_for("larmor::keep_unsettled", Kokkos::RangePolicy<ExecSpace>(exec, 0, count),
+    Kokkos::parallel_for("larmor::keep_unsettled", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
                          KeepUnsettled<Mem>{device_signals, kept, settled});
+    if (positions > 1 && samples() > 0) {
+      sum_slice_positions(exec, kept.data(), summed.data(), count, std::int64_t(samples()) * 2,
+                          slice_table_);
+    }
     Kokkos::deep_copy(exec, host_settled, settled);
     exec.fence();
-    for (std::int64_t v = 0; v < count; ++v)
-      report.repetitions[std::size_t(begin + v)] = host_settled(v);
+    // A voxel settled in the period its last position settled; unsettled if any did not.
+    for (std::int64_t v = 0; v < count; ++v) {
+      int last = 0;
+      for (int j = 0; j < positions; ++j) {
+        const int p = host_settled(v * positions + j);
+        last = (p < 0 || last < 0) ? -1 : std::max(last, p);
+      }
+      report.repetitions[std::size_t(begin + v)] = last;
+      report.unconverged += last < 0 ? 1 : 0;
+    }
     report.periods = std::max(report.periods, period);
-    report.unconverged += left;
     if (samples() > 0) {
       Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
           signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-      Kokkos::deep_copy(host, Kokkos::subview(kept, std::pair<std::int64_t, std::int64_t>(0, count),
+      Kokkos::deep_copy(host, Kokkos::subview(positions > 1 ? summed : kept,
+                                              std::pair<std::int64_t, std::int64_t>(0, count),
                                               Kokkos::ALL, Kokkos::ALL));
     }
     if (options_.progress) options_.progress(begin + count, tissue.voxels);
