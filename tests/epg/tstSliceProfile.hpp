@@ -123,28 +123,19 @@ TEST(TEST_CATEGORY, slice_selective_steady_state_is_the_repeated_isochromat_trai
   tissue::Tissue t = random_tissue(2, 704);
   t.t1_s.map = {0.12f, 0.2f};   // E1 cos(flip) well below 1 at every position
   t.t2_s.map = {0.02f, 0.03f};  // orders past 16 decay below 1e-7 within a few periods
-  simulate::Options o;
-  o.orders = 16;
-  const simulate::Simulator sim(period, o);
-  std::vector<float> steady(std::size_t(t.voxels) * 2);
-  simulate::SteadyStateOptions so;
-  so.tolerance = 1e-8;
-  const auto report = sim.run_steady_state_into<TEST_EXECSPACE>(t, steady.data(), so);
+  std::vector<float> settled;
+  const auto report = steady::run(period, t, 1e-8, settled, 16);
   ASSERT_EQ(report.unconverged, 0);
-  sequence::Description train = period;
-  train.events.clear();
   constexpr int repeats = 200;
-  for (int p = 0; p < repeats; ++p) {
-    train.events.insert(train.events.end(), period.events.begin(), period.events.end());
-  }
+  const auto train = steady::repeated(period, repeats);
   for (std::int64_t v = 0; v < t.voxels; ++v) {
     EXPECT_GT(report.repetitions[std::size_t(v)], 10);
     const auto expected = reference::simulate_across_slice(train, voxel_of(t, v), 64);
     ASSERT_EQ(int(expected.size()), repeats);
     const Complex want = expected.back();
     EXPECT_GT(std::abs(want), 0.05);
-    EXPECT_NEAR(sample(steady, 1, v, 0).real(), want.real(), 2e-5) << "voxel " << v;
-    EXPECT_NEAR(sample(steady, 1, v, 0).imag(), want.imag(), 2e-5) << "voxel " << v;
+    EXPECT_NEAR(sample(settled, 1, v, 0).real(), want.real(), 2e-5) << "voxel " << v;
+    EXPECT_NEAR(sample(settled, 1, v, 0).imag(), want.imag(), 2e-5) << "voxel " << v;
   }
 }
 

@@ -12,19 +12,34 @@ namespace larmor::test {
 
 namespace steady {
 
+// `orders` <= 0: the description's default rule.
 inline simulate::SteadyStateReport run(const sequence::Description& d, const tissue::Tissue& t,
                                        const simulate::SteadyStateOptions& o,
-                                       std::vector<float>& signals) {
-  simulate::Simulator sim(d, simulate::Options{});
+                                       std::vector<float>& signals, int orders = 0) {
+  simulate::Options so;
+  so.orders = orders;
+  simulate::Simulator sim(d, so);
   signals.assign(std::size_t(t.voxels) * sim.samples() * 2, NAN);
   return sim.run_steady_state_into<TEST_EXECSPACE>(t, signals.data(), o);
 }
 
 inline simulate::SteadyStateReport run(const sequence::Description& d, const tissue::Tissue& t,
-                                       double tolerance, std::vector<float>& signals) {
+                                       double tolerance, std::vector<float>& signals,
+                                       int orders = 0) {
   simulate::SteadyStateOptions o;
   o.tolerance = tolerance;
-  return run(d, t, o, signals);
+  return run(d, t, o, signals, orders);
+}
+
+// `period` played `times` times over: the straight run whose limit the
+// steady state is.
+inline sequence::Description repeated(const sequence::Description& period, int times) {
+  sequence::Description train = period;
+  train.events.clear();
+  for (int p = 0; p < times; ++p) {
+    train.events.insert(train.events.end(), period.events.begin(), period.events.end());
+  }
+  return train;
 }
 
 // One repetition: a pulse, the echo at TE with `readout_action` (spoiling or
@@ -182,25 +197,16 @@ TEST(TEST_CATEGORY, pooled_steady_state_is_the_forward_run_at_its_settling_perio
   d.events[0].saturation = 2.0e4f;
   d.events[0].rf_frequency_hz = 1000.0;
   const tissue::Tissue t = pools::pooled_tissue(3, 461, true, true, true);
-  simulate::Options o;
-  o.orders = 16;
-  simulate::Simulator sim(d, o);
-  std::vector<float> steady(std::size_t(t.voxels) * 2);
-  simulate::SteadyStateOptions so;
-  so.tolerance = 1e-6;
-  const auto report = sim.run_steady_state_into<TEST_EXECSPACE>(t, steady.data(), so);
+  std::vector<float> settled;
+  const auto report = steady::run(d, t, 1e-6, settled, 16);
   ASSERT_EQ(report.unconverged, 0);
-  sequence::Description train = d;
-  train.events.clear();
-  for (int p = 0; p < report.periods; ++p)
-    train.events.insert(train.events.end(), d.events.begin(), d.events.end());
-  const auto straight = run_on_backend(train, t, 16);
+  const auto straight = run_on_backend(steady::repeated(d, report.periods), t, 16);
   for (int v = 0; v < t.voxels; ++v) {
     const int p = report.repetitions[std::size_t(v)];
     ASSERT_GT(p, 10);
     const Complex want = sample(straight, report.periods, v, p - 1);
-    EXPECT_LT(std::abs(sample(steady, 1, v, 0) - want), 1e-5)
-        << "voxel " << v << ", period " << p << ": got " << sample(steady, 1, v, 0) << ", want "
+    EXPECT_LT(std::abs(sample(settled, 1, v, 0) - want), 1e-5)
+        << "voxel " << v << ", period " << p << ": got " << sample(settled, 1, v, 0) << ", want "
         << want;
   }
 }
