@@ -125,13 +125,13 @@ struct AxisStateBlock {
   // folds into the decay as in StateBlock.
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
                                      bool spoil) {
+    const int n = live_here(live);
     Evolution<Real> applied[lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       applied[l] = ev[l];
       if (spoil) applied[l].e2 = Real(0.0f);
     }
-    const int n = live_here(live);
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {

@@ -28,9 +28,6 @@ struct LaunchShape {
 namespace detail {
 // The layouts compiled for device backends: (orders per thread, lanes).
 inline constexpr int device_layouts[][2] = {{8, 1}, {8, 2}, {4, 1}, {4, 2}, {2, 2}, {1, 1}};
-// Host: one-train-at-a-time on-axis layouts (LARMOR_REAL_SCALAR=1), the order
-// buckets with one lane, for comparison with the SIMD-lane ones.
-inline constexpr int scalar_lanes = 1;
 }  // namespace detail
 
 // `on_axis`: the real-subspace states (half the registers of the complex

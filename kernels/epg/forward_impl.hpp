@@ -194,7 +194,8 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
   if constexpr (kx::is_host_space_v<ExecSpace>) {
     s.orders_per_thread = detail::HostLayouts::bucket_for(orders);
     s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
-    if (on_axis && detail::real_scalar()) s.lanes = detail::scalar_lanes;
+    // LARMOR_REAL_SCALAR=1: the on-axis buckets with one lane (launch_axis_layout).
+    if (on_axis && detail::real_scalar()) s.lanes = 1;
     s.team_threads = 1;
   } else {
     // Device: up to 64 orders, a thread holds four orders of one voxel and a
