@@ -125,9 +125,11 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
       vjp ? simulate::reverse_memory_budget<Exec>() : double(std::int64_t(2) << 30);
   const std::int64_t chunk =
       std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, std::int64_t(budget / per_voxel)));
-  // Forward runs take the real-subspace path where the simulator would.
+  // Forward runs and forward mode take the real-subspace path where the
+  // simulator would.
   bool on_axis = false;
-  const auto& stream = args.mode == "forward" ? sim.forward_stream(tissue, &on_axis) : sim.packed();
+  const auto& stream =
+      args.mode == "forward" || jvp ? sim.forward_stream(tissue, &on_axis) : sim.packed();
   auto table = epg::make_event_table<Mem>(stream.ref(), sim.orders(), sim.samples());
   table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;

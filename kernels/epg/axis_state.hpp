@@ -12,35 +12,104 @@
 //                        c' = cos(f) c + sin(f) (a - b) / 2
 //   shift:               a_k <- a_{k-1},  b_k <- b_{k+1},  a_0 <- -b_0
 //   relaxation:          E2 on a and b, E1 on c (+ 1 - E1 on c_0); never precession
+//
+// Forward mode (dual numbers). Along M0, T1, T2 and B1 the tangent of an
+// on-axis state stays on the axis, so a dual number's parts take the same
+// steps. Along df it does not: at df = 0 the precession's derivative turns the
+// axis states onto the other eigenspace (F real, Z imaginary),
+//   dF+_k = p_k,  dF-_k = q_k,  dZ_k = i r_k,
+// where the rotation's sine terms change sign, the shift's coupling is
+// p_0 <- +q_0, and relaxation feeds it from the axis states:
+//   p' = E2 (p - 2 pi t a),  q' = E2 (q + 2 pi t b),  r' = E1 r.
+// Since the axis parts of a, b, c along df are zero, their df parts carry
+// (p, q, r) (the helpers below); a sample reads F+_0 = p_0 + i a_0.
 #pragma once
+
+#include <type_traits>
 
 #include "common/kokkos_compat.hpp"
 #include "epg/operators.hpp"
 #include "epg/ring_state.hpp"
 #include "epg/state_block.hpp"
+#include "epg/tissue_views.hpp"
 #include "epg/transport.hpp"
 
 namespace larmor::epg {
+
+// Whether a number type carries the df direction (forward mode along every
+// tissue direction), whose tangent leaves the axis.
+template <class Real>
+inline constexpr bool carries_df_v = tangent_count_v<Real> == tissue_direction::count;
+
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION float& off_axis_part(Real& x) {
+  return x.tangent[tissue_direction::df];
+}
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION float off_axis_part(const Real& x) {
+  return x.tangent[tissue_direction::df];
+}
 
 // One order of one lane through a rotation at phase 0 (the real parts of the
 // coefficients: u = s2, v = sin f, h = sin f / 2).
 template <class Real, int Lanes>
 KOKKOS_FORCEINLINE_FUNCTION void rotate_on_axis(const LaneRotations<Real, Lanes>& r, int l, Real& a,
                                                 Real& b, Real& c) {
-  const Real na = r.c2[l] * a + r.u_re[l] * b - r.v_re[l] * c;
-  const Real nb = r.u_re[l] * a + r.c2[l] * b + r.v_re[l] * c;
-  const Real nc = r.ca[l] * c + r.h_re[l] * (a - b);
+  Real na = r.c2[l] * a + r.u_re[l] * b - r.v_re[l] * c;
+  Real nb = r.u_re[l] * a + r.c2[l] * b + r.v_re[l] * c;
+  Real nc = r.ca[l] * c + r.h_re[l] * (a - b);
+  if constexpr (carries_df_v<Real>) {  // the other eigenspace: the sine terms negated
+    const float p = off_axis_part(a), q = off_axis_part(b), s = off_axis_part(c);
+    off_axis_part(na) = r.c2[l].value * p + r.u_re[l].value * q + r.v_re[l].value * s;
+    off_axis_part(nb) = r.u_re[l].value * p + r.c2[l].value * q - r.v_re[l].value * s;
+    off_axis_part(nc) = r.ca[l].value * s - r.h_re[l].value * (p - q);
+  }
   a = na;
   b = nb;
   c = nc;
 }
 
+// (A spoiled interval has e2 and rot_im zero.)
 template <class Real>
 KOKKOS_FORCEINLINE_FUNCTION void relax_on_axis(const Evolution<Real>& ev, bool order_zero, Real& a,
                                                Real& b, Real& c) {
-  a = ev.e2 * a;
-  b = ev.e2 * b;
+  if constexpr (carries_df_v<Real>) {
+    // ev.rot_im = E2 sin(2 pi df t): its df part is E2 2 pi t.
+    const float turn = off_axis_part(ev.rot_im), e2 = ev.e2.value;
+    const float p = e2 * off_axis_part(a) - turn * a.value;
+    const float q = e2 * off_axis_part(b) + turn * b.value;
+    a = ev.e2 * a;
+    b = ev.e2 * b;
+    off_axis_part(a) = p;
+    off_axis_part(b) = q;
+  } else {
+    a = ev.e2 * a;
+    b = ev.e2 * b;
+  }
   c = ev.e1 * c + (order_zero ? ev.recovery : Real(0.0f));
+}
+
+// After a shift: F+_0 = conj(F-_0) is a_0 = -b_0 on the axis and p_0 = q_0
+// off it.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Real plus_zero_from_minus_zero(const Real& b0) {
+  Real a0 = -b0;
+  if constexpr (carries_df_v<Real>) off_axis_part(a0) = off_axis_part(b0);
+  return a0;
+}
+
+// A sample's F+_0 = (p_0) + i (a_0): its real part holds the df part only.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Real sample_re(const Real& a0) {
+  Real x(0.0f);
+  if constexpr (carries_df_v<Real>) off_axis_part(x) = off_axis_part(a0);
+  return x;
+}
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Real sample_im(const Real& a0) {
+  Real x = a0;
+  if constexpr (carries_df_v<Real>) off_axis_part(x) = 0.0f;
+  return x;
 }
 
 // The device layout: thread t of a group holds orders [t OPT, t OPT + OPT) of
@@ -102,8 +171,8 @@ struct AxisStateBlock {
     }
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int) const { return Real(0.0f); }
-  KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return a[0][l]; }
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int l) const { return sample_re(a[0][l]); }
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return sample_im(a[0][l]); }
 
   KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
     const int n = live - first_order;
@@ -130,7 +199,7 @@ struct AxisStateBlock {
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       applied[l] = ev[l];
-      if (spoil) applied[l].e2 = Real(0.0f);
+      if (spoil) applied[l].e2 = applied[l].rot_im = Real(0.0f);
     }
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
@@ -198,7 +267,7 @@ struct AxisStateBlock {
       LARMOR_UNROLL
       for (int j = 0; j < opt - 1; ++j) b[j][l] = b[j + 1][l];
       b[opt - 1][l] = has_next ? next_b[l] : Real(0.0f);
-      a[0][l] = thread > 0 ? prev_a[l] : -b[0][l];
+      a[0][l] = thread > 0 ? prev_a[l] : plus_zero_from_minus_zero(b[0][l]);
     }
   }
 };
@@ -256,8 +325,8 @@ struct AxisRingStateBlock {
     }
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int) const { return Real(0.0f); }
-  KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return a[plus_base][l]; }
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int l) const { return sample_re(a[plus_base][l]); }
+  KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return sample_im(a[plus_base][l]); }
 
   KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
     const int n = live < opt ? live : opt;
@@ -275,6 +344,16 @@ struct AxisRingStateBlock {
                                      bool spoil) {
     const int n = live < opt ? live : opt;
     if (n <= 0) return;
+    if constexpr (!std::is_same_v<Real, float>) {  // dual numbers: no SIMD lanes to keep
+      for (int l = 0; l < lanes; ++l) {
+        Evolution<Real> applied = ev[l];
+        if (spoil) applied.e2 = applied.rot_im = Real(0.0f);
+        for (int k = 0; k < n; ++k) {
+          relax_on_axis(applied, k == 0, a[plus_slot(k)][l], b[minus_slot(k)][l], c[k][l]);
+        }
+      }
+      return;
+    }
     Real e1[lanes], e2[lanes], recovery[lanes];
     for (int l = 0; l < lanes; ++l) {
       e1[l] = ev[l].e1;
@@ -332,7 +411,7 @@ struct AxisRingStateBlock {
     minus_base = (minus_base + 1) & mask;
     for (int l = 0; l < lanes; ++l) {
       b[old_minus_zero][l] = Real(0.0f);
-      a[plus_base][l] = -b[minus_base][l];
+      a[plus_base][l] = plus_zero_from_minus_zero(b[minus_base][l]);
     }
   }
 };

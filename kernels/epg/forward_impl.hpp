@@ -96,13 +96,14 @@ void launch_layout(const ExecSpace& exec,
                    const TangentsOf<ExecSpace>& tangents = {},
                    const CarriedState<typename ExecSpace::memory_space>& carry = {}) {
   const bool full = declares_terms(tissue) || carry.in.extent(0) > 0 || carry.out.extent(0) > 0;
-  if constexpr (std::is_same_v<Real, float>) {
-    // The real-subspace path: the plain variant on the axis states. A
-    // rewritten table is exact for the complex kernels too (the rewrite is a
-    // change of frame), so what the axis states do not carry (declared terms,
-    // a carried state) runs those instead.
+  // The real-subspace path: the plain variant on the axis states, for the
+  // forward run and forward mode along the tissue directions. A rewritten
+  // table is exact for the complex kernels too (the rewrite is a change of
+  // frame), so what the axis states do not carry (declared terms, a carried
+  // state) runs those instead.
+  if constexpr (std::is_same_v<Real, float> || carries_df_v<Real>) {
     if (events.on_axis && !full) {
-      launch_kernel<ForwardKernel<ExecSpace, float, OPT, L, false, true>>(
+      launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true>>(
           exec, events, tissue, signals, shape, tangents, carry);
       return;
     }
@@ -126,20 +127,21 @@ bool runs_on_axis(const EventTable<MemorySpace>& events, const TissueViews<Memor
 }
 
 // A layout compiled for the on-axis states only (the host's one-lane buckets
-// of LARMOR_REAL_SCALAR).
-template <class ExecSpace, int OPT, int L>
+// of LARMOR_REAL_SCALAR, the device's forward mode on the axis).
+template <class ExecSpace, int OPT, int L, class Real = float>
 void launch_axis_layout(const ExecSpace& exec,
                         const EventTable<typename ExecSpace::memory_space>& events,
                         const TissueViews<typename ExecSpace::memory_space>& tissue,
                         const SignalsOf<ExecSpace>& signals, LaunchShape shape,
-                        const CarriedState<typename ExecSpace::memory_space>& carry) {
+                        const CarriedState<typename ExecSpace::memory_space>& carry,
+                        const TangentsOf<ExecSpace>& tangents = {}) {
   if (!runs_on_axis(events, tissue, carry)) {
     throw std::logic_error(std::string(forward_kernel_name) + ": the layout " +
                            std::to_string(OPT) + "x" + std::to_string(L) +
                            " holds on-axis states only");
   }
-  launch_kernel<ForwardKernel<ExecSpace, float, OPT, L, false, true>>(exec, events, tissue, signals,
-                                                                      shape, {}, carry);
+  launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true>>(exec, events, tissue, signals,
+                                                                     shape, tangents, carry);
 }
 
 // LARMOR_REAL_SCALAR=1 routes the host's on-axis runs through one train per
@@ -290,9 +292,10 @@ void simulate_forward(const ExecSpace& exec,
 }
 
 // Forward mode: one order per thread of one voxel on devices (a dual number
-// is six floats, so the state of more would not stay in registers); on the
-// host the order bucket of the forward run with four voxel lanes up to 64
-// orders, one beyond.
+// is six floats, so the state of more would not stay in registers), two on
+// the axis (three dual numbers per order instead of six; LARMOR_EPG_LAYOUT=1x1
+// keeps one, for comparison); on the host the order bucket of the forward run
+// with four voxel lanes up to 64 orders, one beyond.
 template <class ExecSpace>
 void simulate_tissue_jvp(const ExecSpace& exec,
                          const EventTable<typename ExecSpace::memory_space>& events,
@@ -325,7 +328,19 @@ void simulate_tissue_jvp(const ExecSpace& exec,
     s.lanes = s.orders_per_thread <= 64 ? 4 : 1;
     s.group_threads = s.team_threads = 1;
   } else {
-    s.orders_per_thread = 1;
+    const bool on_axis =
+        detail::runs_on_axis(events, tissue, CarriedState<typename ExecSpace::memory_space>{});
+    s.orders_per_thread = on_axis ? 2 : 1;
+    int opt = 0, lanes = 0;
+    if (detail::layout_override(opt, lanes)) {
+      if (lanes != 1 || !(opt == 1 || (opt == 2 && on_axis))) {
+        throw std::invalid_argument(
+            std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT=" + std::to_string(opt) + "x" +
+            std::to_string(lanes) + " is not a compiled forward-mode device layout" +
+            (on_axis ? " (1x1, 2x1)" : " (1x1)"));
+      }
+      s.orders_per_thread = opt;
+    }
     detail::set_device_groups(s, events.orders, tissue.voxels);
   }
   s.league = (tissue.voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
@@ -346,6 +361,11 @@ void simulate_tissue_jvp(const ExecSpace& exec,
     LARMOR_JVP_LAYOUT(1024, 1)
   } else {
     LARMOR_JVP_LAYOUT(1, 1)
+    if (s.orders_per_thread == 2 && s.lanes == 1) {
+      detail::launch_axis_layout<ExecSpace, 2, 1, Real>(exec, events, tissue, signals, s, {},
+                                                        tangents);
+      return;
+    }
   }
 #undef LARMOR_JVP_LAYOUT
   throw std::logic_error(name + ": no forward-mode layout for " + std::to_string(events.orders) +

@@ -37,7 +37,7 @@ namespace larmor::sequence {
 
 // What a run declares beyond the sequence: each of these leaves the axis.
 struct RealSubspaceDeclarations {
-  bool off_resonance = false;   // some voxel's df != 0, or derivatives along df
+  bool off_resonance = false;   // some voxel's df != 0 (derivatives at df = 0 stay)
   bool flow = false;            // flow's phase per order
   bool transmit_array = false;  // each voxel's field turns its pulses' axes
   bool pools = false;           // pooled models run kernels of their own

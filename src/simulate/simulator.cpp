@@ -158,7 +158,11 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   tissue.validate("forward-mode tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
   ExecSpace exec;
-  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  // On the axis the df tangent is carried off it (kernels/epg/axis_state.hpp).
+  bool on_axis = false;
+  const auto& stream = forward_stream(tissue, &on_axis);
+  auto table = epg::make_event_table<Mem>(stream.ref(), orders_, samples());
+  table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
   const int positions = slice.active() ? slice.positions : 1;

@@ -107,6 +107,46 @@ TEST(TEST_CATEGORY, one_train_at_a_time_matches_the_simd_lanes) {
   ::unsetenv("LARMOR_REAL_SCALAR");
 }
 
+// Forward mode on the axis states: the tangents along M0, T1, T2 and B1 stay
+// on the axis and the one along df is carried off it (axis_state.hpp); all
+// five against central differences of the complex reference (df at 0 +- 1
+// mHz), for a half-turn train and a Carr-Purcell echo train, with part-empty
+// lanes and orders that reach the end of the state.
+TEST(TEST_CATEGORY, real_path_jvp_matches_central_differences) {
+  sequence::MeseParams cp;
+  cp.echoes = 16;
+  cp.refocusing_deg = 150.0;
+  cp.excitation_phase_deg = cp.refocusing_phase_deg;
+  const tissue::Tissue t = random_tissue(5, 680, false);
+  const real_path::RealPathSetting on("on");
+  // A device holds two orders per thread on the axis; one by request.
+  const bool device = !kx::is_host_space_v<TEST_EXECSPACE>;
+  for (const char* layout : {"", "1x1"}) {
+    if (*layout != '\0' && !device) continue;
+    if (*layout != '\0') ::setenv("LARMOR_EPG_LAYOUT", layout, 1);
+    for (const auto& d : {real_path::half_turn_train(40, 681), sequence::build_mese(cp)}) {
+      for (int orders : {6, 24}) {
+        SCOPED_TRACE(d.name + ", orders " + std::to_string(orders) + ", layout '" + layout + "'");
+        simulate::Options o;
+        o.orders = orders;
+        ASSERT_EQ(simulate::Simulator(d, o).real_path_refusal(t), "");
+        expect_tissue_jvp_matches_differences(d, t, orders);
+      }
+    }
+    ::unsetenv("LARMOR_EPG_LAYOUT");
+  }
+  if (device) {  // not a compiled forward-mode layout
+    ::setenv("LARMOR_EPG_LAYOUT", "4x1", 1);
+    std::vector<float> s(5 * 16 * 2), g(5 * 5 * 16 * 2);
+    simulate::Options o;
+    o.orders = 24;
+    EXPECT_THROW(simulate::Simulator(sequence::build_mese(cp), o)
+                     .run_tissue_jvp_into<TEST_EXECSPACE>(t, s.data(), g.data()),
+                 std::invalid_argument);
+    ::unsetenv("LARMOR_EPG_LAYOUT");
+  }
+}
+
 TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   const auto d = real_path::half_turn_train(20, 511);
   const simulate::Simulator sim(d);
