@@ -210,7 +210,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
   if (on_axis) res.layout += "/axis";
   if (tissue.has_second_pool() || tissue.has_bound_pool()) res.layout = "pooled";
-  if (args.mode != "forward") res.layout = args.mode;
+  if (args.mode != "forward") res.layout = args.mode + (on_axis ? "/axis" : "");
   res.mode = args.mode;
   res.terms = terms;
   return res;
