@@ -337,6 +337,40 @@ struct AxisRingStateBlock {
     }
   }
 
+  // A pulse and the relaxation of the interval after it, in one pass over
+  // the orders: the relaxation scales the rotation's rows (E2 on a and b, E1
+  // on c), then order zero recovers. The event loop calls it ahead of the
+  // event's shifts and spoiler, which relaxation commutes with on the axis
+  // (diagonal, the same factor for every order; `spoil` zeroes E2 as
+  // evolve() does). Forward runs only: dual numbers keep the separate steps.
+  KOKKOS_INLINE_FUNCTION void rotate_relaxed(int live, const LaneRotations<Real, lanes>& r,
+                                             const Evolution<Real> (&ev)[lanes], bool spoil) {
+    const int n = live < opt ? live : opt;
+    if (n <= 0) return;  // as evolve()
+    Real ac2[lanes], au[lanes], av[lanes], cca[lanes], ch[lanes], recovery[lanes];
+    for (int l = 0; l < lanes; ++l) {
+      const Real e2 = spoil ? Real(0.0f) : ev[l].e2;
+      ac2[l] = e2 * r.c2[l];
+      au[l] = e2 * r.u_re[l];
+      av[l] = e2 * r.v_re[l];
+      cca[l] = ev[l].e1 * r.ca[l];
+      ch[l] = ev[l].e1 * r.h_re[l];
+      recovery[l] = ev[l].recovery;
+    }
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+#pragma omp simd
+      for (int l = 0; l < lanes; ++l) {
+        const Real x = a[p][l], y = b[m][l], z = c[k][l];
+        a[p][l] = ac2[l] * x + au[l] * y - av[l] * z;
+        b[m][l] = au[l] * x + ac2[l] * y + av[l] * z;
+        c[k][l] = cca[l] * z + ch[l] * (x - y);
+      }
+    }
+#pragma omp simd
+    for (int l = 0; l < lanes; ++l) c[0][l] += recovery[l];
+  }
+
   // The factors go to lane arrays first and order zero's recovery is taken
   // out of the order loop: read from the lanes' Evolution structs inside it,
   // g++ left the loop scalar (perf annotate: strided vmulss).

@@ -14,6 +14,7 @@
 
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
+#include "sequence/on_axis_trains.hpp"
 #include "sequence/real_subspace.hpp"
 
 namespace larmor::sequence {
@@ -66,32 +67,7 @@ std::vector<Complex> play_real(const Description& d, const RealSubspacePlan& pla
   return samples;
 }
 
-// A random train whose pulses all lie on `axis` modulo a half turn, with
-// random actions, intervals and receiver phases.
-Description on_axis_train(unsigned seed, double axis_rad, int events) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  Description d;
-  d.name = "on-axis";
-  for (int i = 0; i < events; ++i) {
-    Event e;
-    const double r = u(rng);
-    e.kind = r < 0.4 ? EventKind::pulse : (r < 0.75 ? EventKind::adc : EventKind::wait);
-    if (e.kind == EventKind::pulse) {
-      e.flip_rad = kPi * u(rng);
-      e.phase_rad = axis_rad + kPi * std::floor(5 * u(rng) - 2);  // -2 .. 2 half turns
-    } else if (e.kind == EventKind::adc) {
-      e.phase_rad = 2 * kPi * u(rng);
-    }
-    const double bits = u(rng);
-    e.action = bits < 0.2
-                   ? action::crush_before | action::crush_after
-                   : (bits < 0.55 ? action::shift_after : (bits < 0.6 ? action::spoil_after : 0u));
-    e.duration_s = 5e-3 * u(rng);
-    d.events.push_back(e);
-  }
-  return d;
-}
+using test::on_axis_train;
 
 // Largest |component off the axis| and |component on it| of a reference state
 // in the frame turned by p0: Re of e^{-ip0} F+ and e^{ip0} F- and Im of Z off,
