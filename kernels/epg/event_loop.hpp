@@ -37,12 +37,13 @@ template <class Real, int Lanes>
 struct LaneTissue {
   Real m0[Lanes], r1[Lanes], r2[Lanes], b1[Lanes], df_hz[Lanes];
   TransportRates transport[Lanes];  // diffusion and flow, where declared
-  int voxel[Lanes];
-  int position[Lanes];  // slice position (slice-selective pulses), else 0
+  int voxel[Lanes];                 // the kernel's voxel (a tissue voxel at a slice position)
+  int tissue_voxel[Lanes];          // whose tissue values it takes (0 for inactive lanes)
+  int position[Lanes];              // slice position (slice-selective pulses), else 0
   bool active[Lanes];
   bool precess;  // some lane is off resonance (the same on every thread of a team)
 
-  KOKKOS_FORCEINLINE_FUNCTION int source(int l) const { return active[l] ? voxel[l] : 0; }
+  KOKKOS_FORCEINLINE_FUNCTION int source(int l) const { return tissue_voxel[l]; }
 };
 
 // The declared terms' per-voxel constants. Washout (through-plane flow out of
@@ -109,6 +110,7 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
         src /= tissue.slice.positions;
       }
     }
+    out.tissue_voxel[l] = src;
     out.m0[l] = tissue_value<Real>(tissue.m0.at(src), tissue_direction::m0);
     out.r1[l] = relaxation_rate<Real>(tissue.t1_s.at(src), tissue_direction::t1);
     out.r2[l] = relaxation_rate<Real>(tissue.t2_s.at(src), tissue_direction::t2);
@@ -328,7 +330,10 @@ struct ForwardKernel {
   }
 
   // A slice-selective pulse: each lane's rotation at its slice position and
-  // effective flip, read from the pulse's table (slice_profile.hpp).
+  // effective flip, read from the pulse's table (slice_profile.hpp). A
+  // transmit array's field scales the flip and turns the pulse's phase, as
+  // for an instantaneous pulse (the tables take flip x field x B1, and the
+  // RF phase factors out of them).
   KOKKOS_INLINE_FUNCTION void slice_selective_pulse(const EventRecord& rec,
                                                     const LaneTissue<Real, Lanes>& lane,
                                                     State& state, int live) const {
@@ -337,9 +342,13 @@ struct ForwardKernel {
       const int profile = slice_profile_of(rec) - 1;
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {
-        const PulseQuaternion<Real> q = read_slice_rotation(tissue.slice, profile, lane.position[l],
-                                                            Real(rec.flip) * lane.b1[l]);
-        rotation[l] = make_general_rotation(q, Real(rec.cos_phase), Real(rec.sin_phase));
+        const PulseAxis axis =
+            tissue.transmit.channels > 0
+                ? pulse_axis(rec, tissue.transmit.field(lane.source(l), shim_of(rec)))
+                : PulseAxis{1.0f, rec.cos_phase, rec.sin_phase};
+        const PulseQuaternion<Real> q = read_slice_rotation(
+            tissue.slice, profile, lane.position[l], Real(rec.flip * axis.gain) * lane.b1[l]);
+        rotation[l] = make_general_rotation(q, Real(axis.cos_phase), Real(axis.sin_phase));
       }
       state.rotate_general(live, rotation);
     }

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "epg/slice_profile.hpp"
 #include "sequence/slice_profile.hpp"
@@ -35,22 +37,55 @@ epg::SliceProfileViews<MemorySpace> upload_slice_profiles(const sequence::SliceP
   return v;
 }
 
-// What a tissue must satisfy to run slice-selective pulses: B1 within the
-// tables' flips, and no transmit array (its per-voxel field is not folded
-// into the tables' positions yet).
+// The largest effective transmit scale a slice-selective pulse sees in
+// `tissue`: b1 times the magnitude of the transmit array's field for the
+// pulse's shim setting (1 without an array). Names the voxel and the setting
+// through `where`.
+inline float largest_slice_transmit(const tissue::Tissue& tissue, const sequence::Description& d,
+                                    std::string& where) {
+  std::vector<int> settings;  // the shim settings slice-selective pulses use (0: none)
+  for (const auto& e : d.events) {
+    if (e.kind == sequence::EventKind::pulse && e.slice_profile > 0 &&
+        std::find(settings.begin(), settings.end(), e.shim_index) == settings.end()) {
+      settings.push_back(e.shim_index);
+    }
+  }
+  const bool array = tissue.transmit_channels > 0 && d.shims.channels > 0;
+  const int channels = d.shims.channels;
+  float top = 0.0f;
+  for (std::int64_t v = 0; v < tissue.voxels; ++v) {
+    for (int s : settings) {
+      double gain = 1.0;
+      if (array && s > 0) {
+        std::complex<double> b = 0.0;
+        for (int c = 0; c < channels; ++c) {
+          b += d.shims.weights[std::size_t((s - 1) * channels + c)] *
+               std::complex<double>(tissue.transmit[std::size_t(v * channels + c)]);
+        }
+        gain = std::abs(b);
+      }
+      const float scale = float(gain) * tissue.b1.at(v);
+      if (scale > top) {
+        top = scale;
+        where = "voxel " + std::to_string(v) +
+                (array && s > 0 ? ", shim setting " + std::to_string(s) : std::string());
+      }
+    }
+  }
+  return top;
+}
+
+// What a tissue must satisfy to run slice-selective pulses: b1 (times a
+// transmit array's field) within the tables' flips.
 inline void check_slice_tissue(const sequence::SliceProfileTable& t, const tissue::Tissue& tissue,
                                const sequence::Description& d) {
   if (t.profiles == 0) return;
-  const auto& b1 = tissue.b1;
-  const float top = b1.map.empty() ? b1.uniform : *std::max_element(b1.map.begin(), b1.map.end());
+  std::string where;
+  const float top = largest_slice_transmit(tissue, d, where);
   if (top > sequence::slice_profile_max_b1) {
-    throw std::invalid_argument("slice-selective pulses: b1 " + std::to_string(top) +
-                                " exceeds the tables' range (b1 <= " +
-                                std::to_string(sequence::slice_profile_max_b1) + ")");
-  }
-  if (tissue.transmit_channels > 0 && d.shims.channels > 0) {
     throw std::invalid_argument(
-        "slice-selective pulses do not combine with a transmit array yet: give b1 instead");
+        "slice-selective pulses: b1 x transmit field " + std::to_string(top) + " at " + where +
+        " exceeds the tables' range (<= " + std::to_string(sequence::slice_profile_max_b1) + ")");
   }
   if (std::int64_t(tissue.voxels) * t.positions < 0) {
     throw std::invalid_argument("slice-selective pulses: voxels x positions overflow");

@@ -2,12 +2,15 @@
 // and refocusing pulses are shaped (kernels/epg/slice_profile.hpp) against an
 // isochromat run across slice position that integrates each pulse by
 // Runge-Kutta (tests/reference/slice_reference.hpp); forward-mode tangents
-// against central differences of that reference; refusals by name. Included
+// against central differences of that reference; a transmit array's field;
+// refusals by name. Included
 // after tstForward.hpp by tests/backends/forward_<backend>.cpp.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <complex>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -178,6 +181,71 @@ TEST(TEST_CATEGORY, slice_selective_tangents_match_central_differences) {
         EXPECT_NEAR(tangents[i + 1], fd.imag(), 2e-4 * scale) << v << " " << direction << " " << n;
       }
     }
+  }
+}
+
+// A transmit array with slice-selective pulses: each pulse's shim setting
+// scales its flip (through the tables) and turns its phase, voxel by voxel.
+// Against the isochromat run whose Runge-Kutta pulses take the same field;
+// forward-mode tangents along B1 against its central differences; a field
+// that takes a voxel past the tables is refused naming the voxel and setting.
+TEST(TEST_CATEGORY, slice_selective_pulses_take_the_transmit_arrays_field) {
+  auto d = slice_profile::spin_echo_train(12);
+  d.shims.channels = 2;
+  d.shims.weights = {{0.6, 0.1}, {0.3, -0.2}, {0.2, 0.4}, {0.5, 0.0}};  // two settings
+  int pulses = 0;
+  for (auto& e : d.events) {
+    if (e.kind == sequence::EventKind::pulse) e.shim_index = 1 + (pulses++ % 2);
+  }
+  tissue::Tissue t = random_tissue(4, 704);
+  t.transmit_channels = 2;
+  std::mt19937 rng(705);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int i = 0; i < t.voxels * t.transmit_channels; ++i) {
+    t.transmit.push_back(std::polar(float(0.5 + 0.6 * u(rng)), float(6.0 * u(rng))));
+  }
+  const auto got = run_on_backend(d, t, 0);
+  const simulate::Simulator sim(d);
+  const int samples = sim.samples(), directions = epg::tissue_tangent_count;
+  std::vector<float> signals(std::size_t(t.voxels * samples * 2));
+  std::vector<float> tangents(std::size_t(t.voxels * directions * samples * 2));
+  sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, signals.data(), tangents.data());
+  tissue::Tissue no_array = t;
+  no_array.transmit.clear();
+  no_array.transmit_channels = 0;
+  const auto without = run_on_backend(d, no_array, 0);
+  double change = 0.0;
+  for (std::int64_t v = 0; v < t.voxels; ++v) {
+    const reference::Tissue r = voxel_of(t, v);
+    const auto expected = reference::simulate_across_slice(d, r, 64);
+    reference::Tissue up = r, down = r;
+    const double h = 1e-5;
+    up.b1 += h;
+    down.b1 -= h;
+    const auto plus = reference::simulate_across_slice(d, up, 64);
+    const auto minus = reference::simulate_across_slice(d, down, 64);
+    for (int n = 0; n < samples; ++n) {
+      const Complex x = expected[std::size_t(n)];
+      EXPECT_NEAR(sample(got, samples, v, n).real(), x.real(), 2e-5) << "voxel " << v << " " << n;
+      EXPECT_NEAR(sample(got, samples, v, n).imag(), x.imag(), 2e-5) << "voxel " << v << " " << n;
+      change = std::max(
+          change, double(std::abs(sample(got, samples, v, n) - sample(without, samples, v, n))));
+      const Complex fd = (plus[std::size_t(n)] - minus[std::size_t(n)]) / (2.0 * h);
+      const std::size_t i =
+          ((std::size_t(v) * directions + epg::tissue_direction::b1) * samples + n) * 2;
+      const double scale = std::max(1.0, std::abs(fd));
+      EXPECT_NEAR(tangents[i], fd.real(), 2e-4 * scale) << "voxel " << v << " " << n;
+      EXPECT_NEAR(tangents[i + 1], fd.imag(), 2e-4 * scale) << "voxel " << v << " " << n;
+    }
+  }
+  EXPECT_GT(change, 100 * 2e-5);  // the field matters far beyond the tolerance
+  t.b1.map[1] = 1.4f;
+  t.transmit[2] = std::polar(5.0f, 0.3f);  // voxel 1, channel 0: past the tables
+  try {
+    run_on_backend(d, t, 0);
+    ADD_FAILURE() << "a field past the tables was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("voxel 1, shim setting"), std::string::npos) << e.what();
   }
 }
 

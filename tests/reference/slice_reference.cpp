@@ -63,14 +63,16 @@ std::vector<Complex> simulate_across_slice(const larmor::sequence::Description& 
     const double z = -0.5 * extent + (j + 0.5) * width;
     const auto pulse = [&](std::size_t i) {
       const auto& e = d.events[i];
+      // A transmit array's field scales the RF and turns its phase.
+      const Complex b = transmit_field(d, tissue, e.shim_index);
+      const double flip = e.flip_rad * tissue.b1 * std::abs(b), phase = e.phase_rad + std::arg(b);
       if (e.slice_profile == 0) {
         // The instantaneous pulse as a shaped pulse of one sample at the centre.
         larmor::sequence::SliceProfileSpec hard;
-        return shaped_pulse_matrix(hard, {1.0}, 0.0, e.flip_rad * tissue.b1, e.phase_rad, 64);
+        return shaped_pulse_matrix(hard, {1.0}, 0.0, flip, phase, 64);
       }
       const std::size_t p = std::size_t(e.slice_profile - 1);
-      return shaped_pulse_matrix(d.slice_profiles[p], waveforms[p], z, e.flip_rad * tissue.b1,
-                                 e.phase_rad);
+      return shaped_pulse_matrix(d.slice_profiles[p], waveforms[p], z, flip, phase);
     };
     const auto samples = simulate_isochromats(d, tissue, n_isochromats, pulse);
     sum.resize(samples.size(), Complex(0.0));

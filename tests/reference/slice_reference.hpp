@@ -19,7 +19,8 @@ Rotation shaped_pulse_matrix(const larmor::sequence::SliceProfileSpec& spec,
 
 // Samples of `d` summed over the slice positions of its profiles (each
 // weighted by its width), each position an isochromat run whose
-// slice-selective pulses are integrated at flip x B1.
+// slice-selective pulses are integrated at flip x B1 x |transmit field| and
+// the pulse's phase turned by the field's.
 std::vector<Complex> simulate_across_slice(const larmor::sequence::Description& d,
                                            const Tissue& tissue, int n_isochromats);
 
