@@ -232,6 +232,7 @@ struct ForwardKernel {
         const std::uint32_t act = action_of(rec);
         const int live = live_orders_of(rec);
         const abi::EventKind kind = kind_of(rec);
+        const bool spoil = (act & abi::action::spoil_after) != 0;
         bool relaxed = false;  // the interval already taken with the pulse
 
         if (act & abi::action::crush_before) shift(team, exchange, state, lane, live);
@@ -274,7 +275,6 @@ struct ForwardKernel {
           }
           if constexpr (relaxes_with_pulses) {
             if (rec.duration > 0.0f) {
-              const bool spoil = (act & abi::action::spoil_after) != 0;
               if (evolution_slot_b(rec.duration, duration_a, duration_b, b_used_last, lane, slot_a,
                                    slot_b)) {
                 state.rotate_relaxed(live, rotation, slot_b, spoil);
@@ -294,7 +294,6 @@ struct ForwardKernel {
 
         if (act & abi::action::crush_after) shift(team, exchange, state, lane, live);
         if (act & abi::action::shift_after) shift(team, exchange, state, lane, live);
-        const bool spoil = (act & abi::action::spoil_after) != 0;
 
         if (relaxes_with_pulses && relaxed) {
           // done with the pulse (a spoiler included)
@@ -342,10 +341,7 @@ struct ForwardKernel {
       const int profile = slice_profile_of(rec) - 1;
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {
-        const PulseAxis axis =
-            tissue.transmit.channels > 0
-                ? pulse_axis(rec, tissue.transmit.field(lane.source(l), shim_of(rec)))
-                : PulseAxis{1.0f, rec.cos_phase, rec.sin_phase};
+        const PulseAxis axis = pulse_axis(rec, tissue.transmit.field(lane.source(l), shim_of(rec)));
         const PulseQuaternion<Real> q = read_slice_rotation(
             tissue.slice, profile, lane.position[l], Real(rec.flip * axis.gain) * lane.b1[l]);
         rotation[l] = make_general_rotation(q, Real(axis.cos_phase), Real(axis.sin_phase));

@@ -53,6 +53,8 @@ inline float largest_slice_transmit(const tissue::Tissue& tissue, const sequence
   const bool array = tissue.transmit_channels > 0 && d.shims.channels > 0;
   const int channels = d.shims.channels;
   float top = 0.0f;
+  std::int64_t top_voxel = 0;
+  int top_setting = 0;
   for (std::int64_t v = 0; v < tissue.voxels; ++v) {
     for (int s : settings) {
       double gain = 1.0;
@@ -67,11 +69,13 @@ inline float largest_slice_transmit(const tissue::Tissue& tissue, const sequence
       const float scale = float(gain) * tissue.b1.at(v);
       if (scale > top) {
         top = scale;
-        where = "voxel " + std::to_string(v) +
-                (array && s > 0 ? ", shim setting " + std::to_string(s) : std::string());
+        top_voxel = v;
+        top_setting = array ? s : 0;
       }
     }
   }
+  where = "voxel " + std::to_string(top_voxel) +
+          (top_setting > 0 ? ", shim setting " + std::to_string(top_setting) : std::string());
   return top;
 }
 
