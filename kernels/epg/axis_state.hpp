@@ -112,22 +112,103 @@ KOKKOS_FORCEINLINE_FUNCTION Real sample_im(const Real& a0) {
   return x;
 }
 
+// Deferred relaxation (forward runs at float). On the axis an interval's
+// relaxation is diagonal (E2 on a and b, E1 on c) plus the recovery of c_0,
+// and it commutes with shifts (the same E2 for every F order), spoilers and
+// samples up to a factor; successive intervals compose into that of their
+// summed duration. So the event loop only counts the time since the last
+// pulse (and whether a spoiler came), and the next pulse applies its
+// relaxation as a column scaling of the rotation: one pass over the orders
+// per pulse instead of one per pulse and one per interval, and the
+// exponentials once per pulse. The stored state (a*, b*, c*) and the
+// pending factors give the true state
+//   a = e2 a*,  b = e2 b*,  c_k = e1 c*_k,  c_0 = e1 c*_0 + recovery.
+struct PendingInterval {
+  float elapsed = 0.0f;  // [s] since the last pulse
+  bool spoiled = false;  // a spoiler since the last pulse: the F states are zero
+};
+
+// A pending interval's factors per lane, from the cached factors of its
+// duration (`relaxed` false: no time has passed, the identity).
+template <int Lanes>
+struct PendingFactors {
+  float e1[Lanes], e2[Lanes], recovery[Lanes];
+
+  KOKKOS_FORCEINLINE_FUNCTION PendingFactors(const Evolution<float> (&ev)[Lanes], bool relaxed,
+                                             bool spoiled) {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      e1[l] = relaxed ? ev[l].e1 : 1.0f;
+      e2[l] = spoiled ? 0.0f : (relaxed ? ev[l].e2 : 1.0f);
+      recovery[l] = relaxed ? ev[l].recovery : 0.0f;
+    }
+  }
+};
+
+// A pulse's rotation R after the pending relaxation D (plus recovery r on
+// c_0): R D scales R's columns, and R r adds (-v r, v r, ca r) to order 0.
+template <int Lanes>
+struct PendingRotation {
+  float c2[Lanes], u[Lanes], v[Lanes], h[Lanes], ca[Lanes];  // columns scaled
+  float zero_a[Lanes], zero_c[Lanes];                        // order 0: v r, ca r
+
+  KOKKOS_FORCEINLINE_FUNCTION PendingRotation(const LaneRotations<float, Lanes>& r,
+                                              const PendingFactors<Lanes>& p) {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      c2[l] = r.c2[l] * p.e2[l];
+      u[l] = r.u_re[l] * p.e2[l];
+      h[l] = r.h_re[l] * p.e2[l];
+      v[l] = r.v_re[l] * p.e1[l];
+      ca[l] = r.ca[l] * p.e1[l];
+      zero_a[l] = r.v_re[l] * p.recovery[l];
+      zero_c[l] = r.ca[l] * p.recovery[l];
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void apply(int l, float& a, float& b, float& c) const {
+    const float na = c2[l] * a + u[l] * b - v[l] * c;
+    const float nb = u[l] * a + c2[l] * b + v[l] * c;
+    const float nc = ca[l] * c + h[l] * (a - b);
+    a = na;
+    b = nb;
+    c = nc;
+  }
+  // Order 0 after apply(); `weight` 0 or 1 keeps device threads uniform.
+  KOKKOS_FORCEINLINE_FUNCTION void recover(int l, float weight, float& a, float& b,
+                                           float& c) const {
+    a -= weight * zero_a[l];
+    b += weight * zero_a[l];
+    c += weight * zero_c[l];
+  }
+};
+
 // The device layout: thread t of a group holds orders [t OPT, t OPT + OPT) of
 // every lane in registers (StateBlock's layout, half its registers).
+//
+// Every order is rotated and relaxed at every event, live or not: the
+// threads of a warp run in lockstep and the group's first thread always
+// holds live orders, so skipping a thread's dead ones saves no time, while
+// the per-order tests cost instructions (Nsight Compute: 24 per repetition
+// of mrf). Dead orders are exactly zero and stay so; the run's truncation at
+// `orders` (below the group's threads x OPT) is kept by `keep`, which clears
+// F+ where a shift moves it past the last order.
 template <class Real, int OrdersPerThread, int Lanes>
 struct AxisStateBlock {
   static constexpr int opt = OrdersPerThread;
   static constexpr int lanes = Lanes;
 
   Real a[opt][lanes], b[opt][lanes], c[opt][lanes];
+  float keep[opt];  // 1 for this thread's orders below the truncation, else 0
   int thread_in_group = 0;
   int first_order = 0;
 
-  KOKKOS_INLINE_FUNCTION void reset(int thread) {
+  KOKKOS_INLINE_FUNCTION void reset(int thread, int orders) {
     thread_in_group = thread;
     first_order = thread * opt;
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
+      keep[j] = first_order + j < orders ? 1.0f : 0.0f;
       LARMOR_UNROLL
       for (int l = 0; l < lanes; ++l) {
         a[j][l] = b[j][l] = Real(0.0f);
@@ -174,27 +255,43 @@ struct AxisStateBlock {
   KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int l) const { return sample_re(a[0][l]); }
   KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return sample_im(a[0][l]); }
 
-  KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
-    const int n = live - first_order;
-    return n < 0 ? 0 : (n > opt ? opt : n);
-  }
-
-  KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
-    const int n = live_here(live);
+  KOKKOS_INLINE_FUNCTION void rotate(int, const LaneRotations<Real, lanes>& rotation) {
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
-      if (j < n) {
-        LARMOR_UNROLL
-        for (int l = 0; l < lanes; ++l) rotate_on_axis(rotation, l, a[j][l], b[j][l], c[j][l]);
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) rotate_on_axis(rotation, l, a[j][l], b[j][l], c[j][l]);
+    }
+  }
+
+  // The rotation after the pending relaxation (PendingInterval; float).
+  KOKKOS_INLINE_FUNCTION void rotate_pending(int, const PendingRotation<lanes>& r) {
+    static_assert(std::is_same_v<Real, float>, "deferred relaxation is for forward runs");
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) r.apply(l, a[j][l], b[j][l], c[j][l]);
+    }
+    const float weight = first_order == 0 ? 1.0f : 0.0f;
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) r.recover(l, weight, a[0][l], b[0][l], c[0][l]);
+  }
+
+  // The pending relaxation itself (before the state leaves the kernel).
+  KOKKOS_INLINE_FUNCTION void relax_pending(const PendingFactors<lanes>& p) {
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        a[j][l] = p.e2[l] * a[j][l];
+        b[j][l] = p.e2[l] * b[j][l];
+        c[j][l] = p.e1[l] * c[j][l] + (first_order + j == 0 ? p.recovery[l] : 0.0f);
       }
     }
   }
 
   // No precession on the axis (the plan refuses off-resonance); a spoiler
   // folds into the decay as in StateBlock.
-  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
-                                     bool spoil) {
-    const int n = live_here(live);
+  KOKKOS_INLINE_FUNCTION void evolve(int, const Evolution<Real> (&ev)[lanes], bool, bool spoil) {
     Evolution<Real> applied[lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
@@ -203,12 +300,10 @@ struct AxisStateBlock {
     }
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
-      if (j < n) {
-        const bool order_zero = (first_order + j) == 0;
-        LARMOR_UNROLL
-        for (int l = 0; l < lanes; ++l)
-          relax_on_axis(applied[l], order_zero, a[j][l], b[j][l], c[j][l]);
-      }
+      const bool order_zero = (first_order + j) == 0;
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l)
+        relax_on_axis(applied[l], order_zero, a[j][l], b[j][l], c[j][l]);
     }
   }
 
@@ -237,6 +332,11 @@ struct AxisStateBlock {
     }
   }
 
+  KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
+    const int n = live - first_order;
+    return n < 0 ? 0 : (n > opt ? opt : n);
+  }
+
   KOKKOS_INLINE_FUNCTION void spoil() {
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
@@ -245,29 +345,29 @@ struct AxisStateBlock {
     }
   }
 
-  // StateBlock::shift on the axis: the block edges go through the same
-  // exchange (its imaginary slots unused), and F+_0 = conj(F-_0) becomes
-  // a_0 = -b_0.
+  // StateBlock::shift on the axis: the block edges go through the exchange
+  // (one component per family), F+_0 = conj(F-_0) becomes a_0 = -b_0, and
+  // F+ moved past the truncation is cleared (a multiply in place of the
+  // move, so no extra instruction).
   template <class Member>
   KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
     const int thread = thread_in_group;
-    Real prev_a[lanes], next_b[lanes], unused_p[lanes], unused_m[lanes];
+    Real prev_a[lanes], next_b[lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       prev_a[l] = a[opt - 1][l];
       next_b[l] = b[0][l];
-      unused_p[l] = unused_m[l] = Real(0.0f);
     }
-    x.trade(team, thread, prev_a, unused_p, next_b, unused_m);
+    x.trade(team, thread, prev_a, next_b);
     const bool has_next = thread + 1 < x.threads;
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       LARMOR_UNROLL
-      for (int j = opt - 1; j > 0; --j) a[j][l] = a[j - 1][l];
+      for (int j = opt - 1; j > 0; --j) a[j][l] = keep[j] * a[j - 1][l];
       LARMOR_UNROLL
       for (int j = 0; j < opt - 1; ++j) b[j][l] = b[j + 1][l];
       b[opt - 1][l] = has_next ? next_b[l] : Real(0.0f);
-      a[0][l] = thread > 0 ? prev_a[l] : plus_zero_from_minus_zero(b[0][l]);
+      a[0][l] = thread > 0 ? keep[0] * prev_a[l] : plus_zero_from_minus_zero(b[0][l]);
     }
   }
 };
@@ -288,7 +388,9 @@ struct AxisRingStateBlock {
   KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
   KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
 
-  KOKKOS_INLINE_FUNCTION void reset(int) {
+  // (The rings hold `Orders` >= the run's orders; the live counts keep the
+  // truncation.)
+  KOKKOS_INLINE_FUNCTION void reset(int, int) {
     plus_base = minus_base = 0;
     for (int j = 0; j < ring; ++j)
       for (int l = 0; l < lanes; ++l) a[j][l] = b[j][l] = Real(0.0f);
@@ -337,76 +439,41 @@ struct AxisRingStateBlock {
     }
   }
 
-  // A pulse and the relaxation of the interval after it, in one pass over
-  // the orders: the relaxation scales the rotation's rows (E2 on a and b, E1
-  // on c), then order zero recovers. The event loop calls it ahead of the
-  // event's shifts and spoiler, which relaxation commutes with on the axis
-  // (diagonal, the same factor for every order; `spoil` zeroes E2 as
-  // evolve() does). Forward runs only: dual numbers keep the separate steps.
-  KOKKOS_INLINE_FUNCTION void rotate_relaxed(int live, const LaneRotations<Real, lanes>& r,
-                                             const Evolution<Real> (&ev)[lanes], bool spoil) {
+  // The rotation after the pending relaxation (PendingInterval; float).
+  KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const PendingRotation<lanes>& r) {
+    static_assert(std::is_same_v<Real, float>, "deferred relaxation is for forward runs");
     const int n = live < opt ? live : opt;
-    if (n <= 0) return;  // as evolve()
-    Real ac2[lanes], au[lanes], av[lanes], cca[lanes], ch[lanes], recovery[lanes];
-    for (int l = 0; l < lanes; ++l) {
-      const Real e2 = spoil ? Real(0.0f) : ev[l].e2;
-      ac2[l] = e2 * r.c2[l];
-      au[l] = e2 * r.u_re[l];
-      av[l] = e2 * r.v_re[l];
-      cca[l] = ev[l].e1 * r.ca[l];
-      ch[l] = ev[l].e1 * r.h_re[l];
-      recovery[l] = ev[l].recovery;
-    }
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
 #pragma omp simd
-      for (int l = 0; l < lanes; ++l) {
-        const Real x = a[p][l], y = b[m][l], z = c[k][l];
-        a[p][l] = ac2[l] * x + au[l] * y - av[l] * z;
-        b[m][l] = au[l] * x + ac2[l] * y + av[l] * z;
-        c[k][l] = cca[l] * z + ch[l] * (x - y);
-      }
+      for (int l = 0; l < lanes; ++l) r.apply(l, a[p][l], b[m][l], c[k][l]);
     }
+    const int p = plus_slot(0), m = minus_slot(0);
 #pragma omp simd
-    for (int l = 0; l < lanes; ++l) c[0][l] += recovery[l];
+    for (int l = 0; l < lanes; ++l) r.recover(l, 1.0f, a[p][l], b[m][l], c[0][l]);
   }
 
-  // The factors go to lane arrays first and order zero's recovery is taken
-  // out of the order loop: read from the lanes' Evolution structs inside it,
-  // g++ left the loop scalar (perf annotate: strided vmulss).
+  KOKKOS_INLINE_FUNCTION void relax_pending(const PendingFactors<lanes>& pending) {
+    for (int k = 0; k < opt; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) {
+        a[p][l] = pending.e2[l] * a[p][l];
+        b[m][l] = pending.e2[l] * b[m][l];
+        c[k][l] = pending.e1[l] * c[k][l] + (k == 0 ? pending.recovery[l] : 0.0f);
+      }
+    }
+  }
+
+  // Forward runs defer their relaxation (rotate_pending); this is forward
+  // mode's, at dual numbers.
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
                                      bool spoil) {
     const int n = live < opt ? live : opt;
-    if (n <= 0) return;
-    if constexpr (!std::is_same_v<Real, float>) {  // dual numbers: no SIMD lanes to keep
-      for (int l = 0; l < lanes; ++l) {
-        Evolution<Real> applied = ev[l];
-        if (spoil) applied.e2 = applied.rot_im = Real(0.0f);
-        for (int k = 0; k < n; ++k) {
-          relax_on_axis(applied, k == 0, a[plus_slot(k)][l], b[minus_slot(k)][l], c[k][l]);
-        }
-      }
-      return;
-    }
-    Real e1[lanes], e2[lanes], recovery[lanes];
     for (int l = 0; l < lanes; ++l) {
-      e1[l] = ev[l].e1;
-      e2[l] = spoil ? Real(0.0f) : ev[l].e2;
-      recovery[l] = ev[l].recovery;
-    }
-#pragma omp simd
-    for (int l = 0; l < lanes; ++l) {
-      a[plus_slot(0)][l] = e2[l] * a[plus_slot(0)][l];
-      b[minus_slot(0)][l] = e2[l] * b[minus_slot(0)][l];
-      c[0][l] = e1[l] * c[0][l] + recovery[l];
-    }
-    for (int k = 1; k < n; ++k) {
-      const int p = plus_slot(k), m = minus_slot(k);
-#pragma omp simd
-      for (int l = 0; l < lanes; ++l) {
-        a[p][l] = e2[l] * a[p][l];
-        b[m][l] = e2[l] * b[m][l];
-        c[k][l] = e1[l] * c[k][l];
+      Evolution<Real> applied = ev[l];
+      if (spoil) applied.e2 = applied.rot_im = Real(0.0f);
+      for (int k = 0; k < n; ++k) {
+        relax_on_axis(applied, k == 0, a[plus_slot(k)][l], b[minus_slot(k)][l], c[k][l]);
       }
     }
   }

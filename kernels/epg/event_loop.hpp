@@ -151,11 +151,11 @@ struct ForwardKernel {
                                        AxisStateBlock<Real, OrdersPerThread, Lanes>>;
   using State = std::conditional_t<OnAxis, AxisState, ComplexState>;
   using Exchange = EdgeExchange<Real, Lanes>;
-  // The host's on-axis forward runs relax in the pass of the pulse before
-  // them (AxisRingStateBlock::rotate_relaxed): one pass over the orders
-  // instead of two, three multiplies fewer per order.
-  static constexpr bool relaxes_with_pulses =
-      OnAxis && kx::is_host_space_v<ExecSpace> && std::is_same_v<Real, float>;
+  // On-axis forward runs defer the relaxation between pulses to the next
+  // pulse, which applies it as a column scaling of its rotation
+  // (PendingInterval): one pass over the orders per pulse. Forward mode
+  // keeps the separate steps (along df the relaxation is not diagonal).
+  static constexpr bool defers_relaxation = OnAxis && std::is_same_v<Real, float>;
 
   EventTable<memory_space> events;
   TissueViews<memory_space> tissue;
@@ -193,7 +193,12 @@ struct ForwardKernel {
                                             lane);
 
     State state;
-    state.reset(thread);
+    if constexpr (OnAxis) {
+      state.reset(thread, events.orders);
+    } else {
+      state.reset(thread);
+    }
+    PendingInterval pending;
     // A carried state may fill every order from the start: its event table
     // counts every order live (make_event_table's from_equilibrium = false).
     // Only the full variant loads one: compiled into the plain kernel, the
@@ -211,6 +216,9 @@ struct ForwardKernel {
     float duration_a = -1.0f, duration_b = -1.0f;
     bool b_used_last = false;
     Evolution<Real> slot_a[Lanes], slot_b[Lanes];
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l)
+      slot_a[l] = slot_b[l] = {Real(1.0f), Real(1.0f), Real(1.0f), Real(0.0f), Real(0.0f)};
     bool have_flip = false;
     float current_flip = 0.0f;
     FlipFactors<Real> flip[Lanes];
@@ -233,7 +241,6 @@ struct ForwardKernel {
         const int live = live_orders_of(rec);
         const abi::EventKind kind = kind_of(rec);
         const bool spoil = (act & abi::action::spoil_after) != 0;
-        bool relaxed = false;  // the interval already taken with the pulse
 
         if (act & abi::action::crush_before) shift(team, exchange, state, lane, live);
 
@@ -273,30 +280,33 @@ struct ForwardKernel {
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) rotation.set(l, make_rotation(flip[l], phase));
           }
-          if constexpr (relaxes_with_pulses) {
-            if (rec.duration > 0.0f) {
-              if (evolution_slot_b(rec.duration, duration_a, duration_b, b_used_last, lane, slot_a,
-                                   slot_b)) {
-                state.rotate_relaxed(live, rotation, slot_b, spoil);
-              } else {
-                state.rotate_relaxed(live, rotation, slot_a, spoil);
-              }
-              relaxed = true;
-            } else {
-              state.rotate(live, rotation);
-            }
+          if constexpr (defers_relaxation) {
+            state.rotate_pending(
+                live, PendingRotation<Lanes>(
+                          rotation, pending_factors(pending, duration_a, duration_b, b_used_last,
+                                                    lane, slot_a, slot_b)));
+            pending = PendingInterval{};
           } else {
             state.rotate(live, rotation);
           }
         } else if (kind == abi::EventKind::adc) {
-          if (thread == 0) record_sample(rec, lane, state, writer);
+          if constexpr (defers_relaxation) {
+            // Every thread looks up the factors, so that the group's interval
+            // caches stay alike and later lookups do not diverge.
+            const PendingFactors<Lanes> f =
+                pending_factors(pending, duration_a, duration_b, b_used_last, lane, slot_a, slot_b);
+            if (thread == 0) record_sample(rec, lane, state, writer, f.e2);
+          } else {
+            if (thread == 0) record_sample(rec, lane, state, writer);
+          }
         }
 
         if (act & abi::action::crush_after) shift(team, exchange, state, lane, live);
         if (act & abi::action::shift_after) shift(team, exchange, state, lane, live);
 
-        if (relaxes_with_pulses && relaxed) {
-          // done with the pulse (a spoiler included)
+        if constexpr (defers_relaxation) {
+          pending.spoiled = pending.spoiled || spoil;
+          pending.elapsed += rec.duration;
         } else if (rec.duration > 0.0f) {
           const bool use_b = evolution_slot_b(rec.duration, duration_a, duration_b, b_used_last,
                                               lane, slot_a, slot_b);
@@ -325,7 +335,13 @@ struct ForwardKernel {
     // The store stays in both variants (the plain one never receives a
     // carried state): without it g++ compiled the plain host kernel as slowly
     // as with the load above, for reasons of its own (measured, not derived).
-    if (state_out.extent(0) > 0) state.store(state_out, lane.voxel, lane.active, events.orders);
+    if (state_out.extent(0) > 0) {
+      if constexpr (defers_relaxation) {
+        state.relax_pending(
+            pending_factors(pending, duration_a, duration_b, b_used_last, lane, slot_a, slot_b));
+      }
+      state.store(state_out, lane.voxel, lane.active, events.orders);
+    }
   }
 
   // A slice-selective pulse: each lane's rotation at its slice position and
@@ -401,6 +417,20 @@ struct ForwardKernel {
     return use_b;
   }
 
+  // The factors of the relaxation deferred since the last pulse (float runs
+  // on the axis), from the interval cache.
+  KOKKOS_FORCEINLINE_FUNCTION static PendingFactors<Lanes> pending_factors(
+      const PendingInterval& pending, float& duration_a, float& duration_b, bool& b_used_last,
+      const LaneTissue<Real, Lanes>& lane, Evolution<Real> (&slot_a)[Lanes],
+      Evolution<Real> (&slot_b)[Lanes]) {
+    if (!(pending.elapsed > 0.0f)) return PendingFactors<Lanes>(slot_a, false, pending.spoiled);
+    if (evolution_slot_b(pending.elapsed, duration_a, duration_b, b_used_last, lane, slot_a,
+                         slot_b)) {
+      return PendingFactors<Lanes>(slot_b, true, pending.spoiled);
+    }
+    return PendingFactors<Lanes>(slot_a, true, pending.spoiled);
+  }
+
   KOKKOS_FORCEINLINE_FUNCTION static void fill_evolution(float duration,
                                                          const LaneTissue<Real, Lanes>& lane,
                                                          Evolution<Real> (&slot)[Lanes]) {
@@ -425,15 +455,22 @@ struct ForwardKernel {
     return w;
   }
 
-  KOKKOS_INLINE_FUNCTION void record_sample(const EventRecord& rec,
-                                            const LaneTissue<Real, Lanes>& lane, const State& state,
-                                            const SampleWriter& writer) const {
+  // (`decay`: where relaxation is deferred, the transverse decay not yet
+  // applied to the state.)
+  KOKKOS_FORCEINLINE_FUNCTION void record_sample(const EventRecord& rec,
+                                                 const LaneTissue<Real, Lanes>& lane,
+                                                 const State& state, const SampleWriter& writer,
+                                                 const float* decay = nullptr) const {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
       if (writer.row[l] == nullptr) continue;
+      Real fp_re = state.fp0_re(l), fp_im = state.fp0_im(l);
+      if constexpr (defers_relaxation) {
+        fp_re *= decay[l];
+        fp_im *= decay[l];
+      }
       Real s_re, s_im;
-      demodulate(lane.m0[l], state.fp0_re(l), state.fp0_im(l), Real(rec.cos_phase),
-                 Real(rec.sin_phase), s_re, s_im);
+      demodulate(lane.m0[l], fp_re, fp_im, Real(rec.cos_phase), Real(rec.sin_phase), s_re, s_im);
       float* out = writer.row[l] + 2 * rec.output_index;
       out[0] = value_of(s_re);
       out[1] = value_of(s_im);

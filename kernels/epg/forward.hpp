@@ -28,6 +28,9 @@ struct LaunchShape {
 namespace detail {
 // The layouts compiled for device backends: (orders per thread, lanes).
 inline constexpr int device_layouts[][2] = {{8, 1}, {8, 2}, {4, 1}, {4, 2}, {2, 2}, {1, 1}};
+// Compiled for the on-axis states only (three floats per order: the complex
+// states of as many orders would spill).
+inline constexpr int device_axis_layouts[][2] = {{16, 2}};
 }  // namespace detail
 
 // `on_axis`: the real-subspace states (half the registers of the complex

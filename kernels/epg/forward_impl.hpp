@@ -202,14 +202,19 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
   } else {
     // Device: up to 64 orders, a thread holds four orders of one voxel and a
     // warp holds several such groups; beyond, one order per thread.
-    // On the axis, eight orders of two voxels (measured best for mrf on the
-    // H200, docs/performance.md "Real-subspace path").
-    s.orders_per_thread = orders <= 64 ? (on_axis ? 8 : 4) : 1;
+    // On the axis, sixteen orders of two voxels: the per-event work on each
+    // lane (flip, exponentials, decode) is repeated on every thread of a
+    // group, so fewer threads per group do less of it (docs/performance.md
+    // "Real-subspace path").
+    s.orders_per_thread = orders <= 64 ? (on_axis ? 16 : 4) : 1;
     s.lanes = orders <= 64 && on_axis ? 2 : 1;
     int opt = 0, lanes = 0;
     if (detail::layout_override(opt, lanes)) {
       bool compiled = false;
       for (const auto& l : detail::device_layouts) compiled |= l[0] == opt && l[1] == lanes;
+      if (on_axis) {
+        for (const auto& l : detail::device_axis_layouts) compiled |= l[0] == opt && l[1] == lanes;
+      }
       if (!compiled || (orders + opt - 1) / opt > abi::max_orders) {
         throw std::invalid_argument(
             std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT=" + std::to_string(opt) + "x" +
@@ -283,6 +288,7 @@ void simulate_forward(const ExecSpace& exec,
     LARMOR_FORWARD_LAYOUT(4, 2)
     LARMOR_FORWARD_LAYOUT(2, 2)
     LARMOR_FORWARD_LAYOUT(1, 1)
+    LARMOR_AXIS_LAYOUT(16, 2)
   }
 #undef LARMOR_FORWARD_LAYOUT
 #undef LARMOR_AXIS_LAYOUT

@@ -90,6 +90,39 @@ struct EdgeExchange {
     }
   }
 
+  // The same for states with one component per family (the on-axis
+  // blocks): half the shuffles or scratch traffic.
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void trade(const Member& team, int thread, Real (&fp)[Lanes],
+                                    Real (&fm)[Lanes]) {
+    if (threads == 1) return;
+#if defined(__CUDA_ARCH__)
+    if (shuffle) {
+      const unsigned mask = team_threads == 32 ? 0xffffffffu : ((1u << team_threads) - 1u);
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        fp[l] = shuffle_words<true>(mask, fp[l], threads);
+        fm[l] = shuffle_words<false>(mask, fm[l], threads);
+      }
+      return;
+    }
+#endif
+    const int rank = team.team_rank();
+    const int buf = parity;
+    parity ^= 1;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      at(buf, 0, rank, l) = fp[l];
+      at(buf, 2, rank, l) = fm[l];
+    }
+    team.team_barrier();
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      if (thread > 0) fp[l] = at(buf, 0, rank - 1, l);
+      if (thread + 1 < threads) fm[l] = at(buf, 2, rank + 1, l);
+    }
+  }
+
 #if defined(__CUDA_ARCH__)
   // Shuffles any number type (float or a dual number) word by word: up takes
   // the value of the lane below, down that of the lane above.

@@ -175,14 +175,19 @@ TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
 // Every compiled device layout, with voxel counts that leave the last team's
 // groups and lanes part empty, and order counts that pad the groups' threads.
 // Runs `check` under LARMOR_EPG_LAYOUT set to each compiled device layout.
+// `on_axis`: also the layouts compiled for the on-axis states only.
 template <class Check>
-void for_each_device_layout(const Check& check) {
-  for (const auto& layout : epg::detail::device_layouts) {
+void for_each_device_layout(const Check& check, bool on_axis = false) {
+  const auto run = [&](const int(&layout)[2]) {
     const std::string name = std::to_string(layout[0]) + "x" + std::to_string(layout[1]);
     SCOPED_TRACE("LARMOR_EPG_LAYOUT=" + name);
     ::setenv("LARMOR_EPG_LAYOUT", name.c_str(), 1);
     check();
     ::unsetenv("LARMOR_EPG_LAYOUT");
+  };
+  for (const auto& layout : epg::detail::device_layouts) run(layout);
+  if (on_axis) {
+    for (const auto& layout : epg::detail::device_axis_layouts) run(layout);
   }
 }
 

@@ -76,15 +76,17 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
   cp.refocusing_deg = 140.0;
   cp.excitation_phase_deg = cp.refocusing_phase_deg;
   const real_path::RealPathSetting on("on");
-  for_each_device_layout([&] {
-    for (int orders : {5, 24, 64}) {
-      SCOPED_TRACE("orders = " + std::to_string(orders));
-      expect_matches_reference(real_path::half_turn_train(40, 600 + orders),
-                               random_tissue(37, 620 + orders, false), orders);
-      expect_matches_reference(sequence::build_mese(cp), random_tissue(19, 640 + orders, false),
-                               orders);
-    }
-  });
+  for_each_device_layout(
+      [&] {
+        for (int orders : {5, 24, 64}) {
+          SCOPED_TRACE("orders = " + std::to_string(orders));
+          expect_matches_reference(real_path::half_turn_train(40, 600 + orders),
+                                   random_tissue(37, 620 + orders, false), orders);
+          expect_matches_reference(sequence::build_mese(cp), random_tissue(19, 640 + orders, false),
+                                   orders);
+        }
+      },
+      /*on_axis=*/true);
 }
 
 // LARMOR_REAL_SCALAR=1: the host's on-axis runs take one train per thread

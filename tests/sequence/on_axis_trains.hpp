@@ -39,7 +39,8 @@ inline sequence::Description on_axis_train(unsigned seed, double axis_rad, int e
     e.action = bits < 0.2
                    ? crushers
                    : (bits < 0.55 ? action::shift_after : (bits < 0.6 ? action::spoil_after : 0u));
-    e.duration_s = 5e-3 * u(rng);
+    // Some events without an interval (a spoiler then acts alone).
+    e.duration_s = u(rng) < 0.15 ? 0.0 : 5e-3 * u(rng);
     d.events.push_back(e);
   }
   return d;
