@@ -202,6 +202,33 @@ TEST(PulseqEvents, PpmWithoutB0Refused) {
   }
 }
 
+// A 1.5 RF row's center must lie within its pulse (0 to 10 us here); one
+// far outside once gave instants past every block (found by the fuzzer,
+// tests/data/pulseq/fuzz-regressions).
+TEST(PulseqEvents, RfCenterOutsideThePulseRefused) {
+  const auto file_with_center = [](const std::string& center_us, const std::string& name) {
+    std::string text = spin_echo_v14(20, 20);
+    text.replace(text.find("minor 4"), 7, "minor 5");
+    text.replace(text.find("1 25000 1 2 0 0 0 0"), 19,
+                 "1 25000 1 2 0 " + center_us + " 0 0 0 0 0 e");
+    text.replace(text.find("2 50000 1 2 0 0 0 1.5707963267948966"), 36,
+                 "2 50000 1 2 0 5 0 0 0 0 1.5707963267948966 r");
+    text.replace(text.find("1 1 1000 0 0 0"), 14, "1 1 1000 0 0 0 0 0 0");
+    return PulseqFile::parse(text, name);
+  };
+  EXPECT_EQ(to_description(file_with_center("10", "end.seq")).declared_winding(), 2);
+  for (const char* center : {"10.5", "-1", "2e117"}) {
+    try {
+      to_description(file_with_center(center, "center.seq"));
+      FAIL() << "an RF center of " << center << " us was accepted";
+    } catch (const PulseqError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("center.seq: block 1: RF 1: its center"), std::string::npos) << what;
+      EXPECT_NE(what.find("outside the pulse (0 to 10.0"), std::string::npos) << what;
+    }
+  }
+}
+
 // ---- Round trips: builder -> Pulseq -> events ----
 
 // The description read back starts 10 us late when its first instant is at

@@ -252,6 +252,12 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       const double event_phase = rf.phase_rad + rf.phase_ppm * f0;
       // Centre: given (1.5), else the middle of the magnitude's peak plateau.
       double centre = rf.center_s;
+      if (std::isfinite(centre) &&
+          !(centre >= 0.0 && centre <= s.duration * (1.0 + 1e-9) + 1e-12)) {
+        fail(b.id, b.id,
+             "RF " + std::to_string(rf.id) + ": its center (" + std::to_string(centre * 1e6) +
+                 " us) lies outside the pulse (0 to " + std::to_string(s.duration * 1e6) + " us)");
+      }
       double peak = 0.0;
       for (double v : mag.values) peak = std::max(peak, std::fabs(v));
       if (!std::isfinite(centre)) {
