@@ -372,21 +372,40 @@ struct AxisStateBlock {
   }
 };
 
-// The host layout: one thread holds every order of `Lanes` voxels in rings
-// (RingStateBlock's layout: a shift moves two offsets).
-template <class Real, int Orders, int Lanes>
-struct AxisRingStateBlock {
-  static constexpr int opt = Orders;
-  static constexpr int lanes = Lanes;
-  static constexpr int ring = RingStateBlock<Real, Orders, Lanes>::ring;
-  static constexpr int mask = ring - 1;
-  static constexpr int first_order = 0;
-
-  Real a[ring][lanes], b[ring][lanes], c[opt][lanes];
+// The two offsets of the host's rings (RingStateBlock's scheme): F+_k in slot
+// plus_base + k, F-_k in slot minus_base + k, modulo `Ring`.
+template <int Ring>
+struct RingOffsets {
+  static constexpr int mask = Ring - 1;
   int plus_base = 0, minus_base = 0;
 
   KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
   KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
+  // A shift: F+ moves up and F- down. Returns the slot that held F-_0 (now
+  // F-_{R-1}, which the caller clears).
+  KOKKOS_FORCEINLINE_FUNCTION int advance() {
+    const int old_minus_zero = minus_base;
+    plus_base = (plus_base - 1) & mask;
+    minus_base = (minus_base + 1) & mask;
+    return old_minus_zero;
+  }
+};
+
+// The host layout: one thread holds every order of `Lanes` voxels in rings
+// (RingStateBlock's layout: a shift moves two offsets). Forward runs only:
+// forward mode has a specialisation that stores the dual numbers' parts apart
+// (axis_dual_state.hpp), so that its lane loops vectorise too.
+template <class Real, int Orders, int Lanes>
+struct AxisRingStateBlock : RingOffsets<RingStateBlock<Real, Orders, Lanes>::ring> {
+  static_assert(std::is_same_v<Real, float>, "forward mode: axis_dual_state.hpp");
+  static constexpr int opt = Orders;
+  static constexpr int lanes = Lanes;
+  static constexpr int ring = RingStateBlock<Real, Orders, Lanes>::ring;
+  static constexpr int first_order = 0;
+  using RingOffsets<ring>::plus_base, RingOffsets<ring>::minus_base;
+  using RingOffsets<ring>::plus_slot, RingOffsets<ring>::minus_slot;
+
+  Real a[ring][lanes], b[ring][lanes], c[opt][lanes];
 
   // (The rings hold `Orders` >= the run's orders; the live counts keep the
   // truncation.)
@@ -430,18 +449,9 @@ struct AxisRingStateBlock {
   KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int l) const { return sample_re(a[plus_base][l]); }
   KOKKOS_FORCEINLINE_FUNCTION Real fp0_im(int l) const { return sample_im(a[plus_base][l]); }
 
-  KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
-    const int n = live < opt ? live : opt;
-    for (int k = 0; k < n; ++k) {
-      const int p = plus_slot(k), m = minus_slot(k);
-#pragma omp simd
-      for (int l = 0; l < lanes; ++l) rotate_on_axis(rotation, l, a[p][l], b[m][l], c[k][l]);
-    }
-  }
-
-  // The rotation after the pending relaxation (PendingInterval; float).
+  // The rotation after the pending relaxation (PendingInterval); a forward
+  // run's only pass over the orders.
   KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const PendingRotation<lanes>& r) {
-    static_assert(std::is_same_v<Real, float>, "deferred relaxation is for forward runs");
     const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
@@ -460,20 +470,6 @@ struct AxisRingStateBlock {
         a[p][l] = pending.e2[l] * a[p][l];
         b[m][l] = pending.e2[l] * b[m][l];
         c[k][l] = pending.e1[l] * c[k][l] + (k == 0 ? pending.recovery[l] : 0.0f);
-      }
-    }
-  }
-
-  // Forward runs defer their relaxation (rotate_pending); this is forward
-  // mode's, at dual numbers.
-  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
-                                     bool spoil) {
-    const int n = live < opt ? live : opt;
-    for (int l = 0; l < lanes; ++l) {
-      Evolution<Real> applied = ev[l];
-      if (spoil) applied.e2 = applied.rot_im = Real(0.0f);
-      for (int k = 0; k < n; ++k) {
-        relax_on_axis(applied, k == 0, a[plus_slot(k)][l], b[minus_slot(k)][l], c[k][l]);
       }
     }
   }
@@ -507,9 +503,7 @@ struct AxisRingStateBlock {
 
   template <class Member>
   KOKKOS_INLINE_FUNCTION void shift(const Member&, EdgeExchange<Real, lanes>&) {
-    const int old_minus_zero = minus_base;
-    plus_base = (plus_base - 1) & mask;
-    minus_base = (minus_base + 1) & mask;
+    const int old_minus_zero = this->advance();
     for (int l = 0; l < lanes; ++l) {
       b[old_minus_zero][l] = Real(0.0f);
       a[plus_base][l] = plus_zero_from_minus_zero(b[minus_base][l]);

@@ -9,6 +9,7 @@
 
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
+#include "epg/axis_dual_state.hpp"
 #include "epg/axis_state.hpp"
 #include "epg/event_table.hpp"
 #include "epg/operators.hpp"
