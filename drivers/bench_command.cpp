@@ -125,11 +125,12 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
       vjp ? simulate::reverse_memory_budget<Exec>() : double(std::int64_t(2) << 30);
   const std::int64_t chunk =
       std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, std::int64_t(budget / per_voxel)));
-  // Forward runs and forward mode take the real-subspace path where the
-  // simulator would.
+  // Forward runs, forward mode and the adjoint take the real-subspace path
+  // where the simulator would (forward over reverse keeps the complex one).
   bool on_axis = false;
-  const auto& stream =
-      args.mode == "forward" || jvp ? sim.forward_stream(tissue, &on_axis) : sim.packed();
+  if (args.mode == "vjp") on_axis = sim.reverse_real_path_refusal(tissue).empty();
+  const auto& stream = args.mode == "forward" || jvp ? sim.forward_stream(tissue, &on_axis)
+                                                     : (on_axis ? sim.axis_packed() : sim.packed());
   auto table = epg::make_event_table<Mem>(stream.ref(), sim.orders(), sim.samples());
   table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;

@@ -2,7 +2,8 @@
 // choice of layout: the pooled sweep (pooled_adjoint.hpp) for a pooled model; the grouped kernel
 // (adjoint_grouped.hpp: a voxel's orders over a group of one warp's threads in registers on a
 // device, all of them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
-// kernel (adjoint_impl.hpp) above. LARMOR_ADJOINT_LAYOUT=plain selects the
+// kernel (adjoint_impl.hpp) above; an on-axis table at float takes the grouped layout on the axis
+// states (axis_adjoint.hpp). LARMOR_ADJOINT_LAYOUT=plain selects the
 // plain kernel for any order count (the tests compare the two everywhere).
 #pragma once
 
@@ -13,6 +14,7 @@
 
 #include "epg/adjoint_grouped.hpp"
 #include "epg/adjoint_impl.hpp"
+#include "epg/axis_adjoint.hpp"
 #include "epg/pooled_adjoint.hpp"
 #include "epg/pooled_impl.hpp"
 
@@ -139,10 +141,11 @@ void simulate_reverse(const ExecSpace& exec,
   }
   if (use_grouped_layout(events.orders)) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
-    // team. Host: a team of one thread holding every order.
-    const auto grouped = [&](auto opt_constant, int group_threads) {
-      constexpr int opt = decltype(opt_constant)::value;
-      using Kernel = GroupedAdjointKernel<ExecSpace, Real, opt>;
+    // team. Host: a team of one thread holding every order. An on-axis table
+    // (at float) runs the axis states (axis_adjoint.hpp), else the complex
+    // ones (exact on a rewritten table too: the rewrite is a change of frame).
+    const auto launch_grouped = [&](auto kernel_type, int opt, int group_threads) {
+      using Kernel = typename decltype(kernel_type)::type;
       launch.padded_orders = opt * group_threads;
       launch.group_threads = group_threads;
       launch.groups = kx::is_host_space_v<ExecSpace> ? 1 : 32 / group_threads;
@@ -152,6 +155,17 @@ void simulate_reverse(const ExecSpace& exec,
       kernel.group_threads = group_threads;
       const int league = (tissue.voxels + launch.groups - 1) / launch.groups;
       run(kernel, Kokkos::TeamPolicy<ExecSpace>(exec, league, launch.groups * group_threads));
+    };
+    const auto grouped = [&](auto opt_constant, int group_threads) {
+      constexpr int opt = decltype(opt_constant)::value;
+      if constexpr (std::is_same_v<Real, float>) {
+        if (events.on_axis && !declares_terms(tissue)) {
+          using Axis = AxisAdjointKernel<ExecSpace, opt>;
+          return launch_grouped(std::common_type<Axis>{}, opt, group_threads);
+        }
+      }
+      using Complex = GroupedAdjointKernel<ExecSpace, Real, opt>;
+      return launch_grouped(std::common_type<Complex>{}, opt, group_threads);
     };
     if constexpr (kx::is_host_space_v<ExecSpace>) {
       if (events.orders <= 16) return grouped(std::integral_constant<int, 16>{}, 1);

@@ -96,24 +96,24 @@ struct GroupedAdjointKernel {
     const Real a_re = b.fp_re[0][0], a_im = b.fp_im[0][0];
     // trade() brings the previous thread's first pair and the next thread's
     // second: offer the last F- upwards and the first F+ downwards.
-    Real up_re[1] = {b.fm_re[OPT - 1][0]}, up_im[1] = {b.fm_im[OPT - 1][0]};
-    Real down_re[1] = {b.fp_re[0][0]}, down_im[1] = {b.fp_im[0][0]};
-    x.trade(team, thread, up_re, up_im, down_re, down_im);
+    Real up[2][1] = {{b.fm_re[OPT - 1][0]}, {b.fm_im[OPT - 1][0]}};
+    Real down[2][1] = {{b.fp_re[0][0]}, {b.fp_im[0][0]}};
+    x.trade(team, thread, up, down);
     const bool has_next = thread + 1 < group_threads;
     LARMOR_UNROLL
     for (int j = 0; j < OPT - 1; ++j) {
       b.fp_re[j][0] = b.fp_re[j + 1][0];
       b.fp_im[j][0] = b.fp_im[j + 1][0];
     }
-    b.fp_re[OPT - 1][0] = has_next ? down_re[0] : Real(0.0f);
-    b.fp_im[OPT - 1][0] = has_next ? down_im[0] : Real(0.0f);
+    b.fp_re[OPT - 1][0] = has_next ? down[0][0] : Real(0.0f);
+    b.fp_im[OPT - 1][0] = has_next ? down[1][0] : Real(0.0f);
     LARMOR_UNROLL
     for (int j = OPT - 1; j > 0; --j) {
       b.fm_re[j][0] = b.fm_re[j - 1][0];
       b.fm_im[j][0] = b.fm_im[j - 1][0];
     }
-    b.fm_re[0][0] = thread > 0 ? up_re[0] : Real(0.0f);
-    b.fm_im[0][0] = thread > 0 ? up_im[0] : Real(0.0f);
+    b.fm_re[0][0] = thread > 0 ? up[0][0] : Real(0.0f);
+    b.fm_im[0][0] = thread > 0 ? up[1][0] : Real(0.0f);
     if (thread == 0) {
       b.fm_re[1][0] += a_re;
       b.fm_im[1][0] -= a_im;

@@ -352,11 +352,11 @@ struct AxisStateBlock {
   template <class Member>
   KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
     const int thread = thread_in_group;
-    Real prev_a[lanes], next_b[lanes];
+    Real prev_a[1][lanes], next_b[1][lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
-      prev_a[l] = a[opt - 1][l];
-      next_b[l] = b[0][l];
+      prev_a[0][l] = a[opt - 1][l];
+      next_b[0][l] = b[0][l];
     }
     x.trade(team, thread, prev_a, next_b);
     const bool has_next = thread + 1 < x.threads;
@@ -366,8 +366,8 @@ struct AxisStateBlock {
       for (int j = opt - 1; j > 0; --j) a[j][l] = keep[j] * a[j - 1][l];
       LARMOR_UNROLL
       for (int j = 0; j < opt - 1; ++j) b[j][l] = b[j + 1][l];
-      b[opt - 1][l] = has_next ? next_b[l] : Real(0.0f);
-      a[0][l] = thread > 0 ? keep[0] * prev_a[l] : plus_zero_from_minus_zero(b[0][l]);
+      b[opt - 1][l] = has_next ? next_b[0][l] : Real(0.0f);
+      a[0][l] = thread > 0 ? keep[0] * prev_a[0][l] : plus_zero_from_minus_zero(b[0][l]);
     }
   }
 };

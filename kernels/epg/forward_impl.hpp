@@ -46,12 +46,6 @@ int tile_events_for(std::size_t scratch_max, int team_threads, bool host) {
   return tile;
 }
 
-// Whether a run evaluates any declared term (the kernel variant with them).
-template <class MemorySpace>
-bool declares_terms(const TissueViews<MemorySpace>& t) {
-  return t.transport() || t.washout || t.transmit.channels > 0 || t.slice.active();
-}
-
 template <class Kernel, class ExecSpace>
 void launch_kernel(const ExecSpace& exec,
                    const EventTable<typename ExecSpace::memory_space>& events,

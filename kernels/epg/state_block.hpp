@@ -38,15 +38,16 @@ struct EdgeExchange {
     return data[((buffer * 4 + component) * team_threads + rank) * Lanes + lane];
   }
 
-  // Each thread offers its last F+ and first F- (per lane) and receives those
-  // of its group's previous and next threads. Values from beyond the group's
-  // first or last thread are left unspecified; the caller ignores them. A
-  // one-warp team trades through shuffles (no barrier, no scratch); larger
-  // teams through the double-buffered scratch.
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void trade(const Member& team, int thread, Real (&fp_re)[Lanes],
-                                    Real (&fp_im)[Lanes], Real (&fm_re)[Lanes],
-                                    Real (&fm_im)[Lanes]) {
+  // Each thread offers `Words` values per lane upwards (its last F+: re and
+  // im, or one real word on the axis) and `Words` downwards (its first F-),
+  // and receives those of its group's previous and next threads. Values from
+  // beyond the group's first or last thread are left unspecified; the caller
+  // ignores them. A one-warp team trades through shuffles (no barrier, no
+  // scratch); larger teams through the double-buffered scratch.
+  template <class Member, int Words>
+  KOKKOS_INLINE_FUNCTION void trade(const Member& team, int thread, Real (&up)[Words][Lanes],
+                                    Real (&down)[Words][Lanes]) {
+    static_assert(Words == 1 || Words == 2, "the scratch holds two words each way");
     if (threads == 1) return;
 #if defined(__CUDA_ARCH__)
     if (shuffle) {
@@ -56,10 +57,12 @@ struct EdgeExchange {
       const unsigned mask = team_threads == 32 ? 0xffffffffu : ((1u << team_threads) - 1u);
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {
-        fp_re[l] = shuffle_words<true>(mask, fp_re[l], threads);
-        fp_im[l] = shuffle_words<true>(mask, fp_im[l], threads);
-        fm_re[l] = shuffle_words<false>(mask, fm_re[l], threads);
-        fm_im[l] = shuffle_words<false>(mask, fm_im[l], threads);
+        LARMOR_UNROLL
+        for (int w = 0; w < Words; ++w) up[w][l] = shuffle_words<true>(mask, up[w][l], threads);
+        LARMOR_UNROLL
+        for (int w = 0; w < Words; ++w) {
+          down[w][l] = shuffle_words<false>(mask, down[w][l], threads);
+        }
       }
       return;
     }
@@ -69,57 +72,20 @@ struct EdgeExchange {
     parity ^= 1;
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      at(buf, 0, rank, l) = fp_re[l];
-      at(buf, 1, rank, l) = fp_im[l];
-      at(buf, 2, rank, l) = fm_re[l];
-      at(buf, 3, rank, l) = fm_im[l];
-    }
-    team.team_barrier();
-    const bool has_previous = thread > 0;
-    const bool has_next = thread + 1 < threads;
-    LARMOR_UNROLL
-    for (int l = 0; l < Lanes; ++l) {
-      if (has_previous) {
-        fp_re[l] = at(buf, 0, rank - 1, l);
-        fp_im[l] = at(buf, 1, rank - 1, l);
-      }
-      if (has_next) {
-        fm_re[l] = at(buf, 2, rank + 1, l);
-        fm_im[l] = at(buf, 3, rank + 1, l);
-      }
-    }
-  }
-
-  // The same for states with one component per family (the on-axis
-  // blocks): half the shuffles or scratch traffic.
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void trade(const Member& team, int thread, Real (&fp)[Lanes],
-                                    Real (&fm)[Lanes]) {
-    if (threads == 1) return;
-#if defined(__CUDA_ARCH__)
-    if (shuffle) {
-      const unsigned mask = team_threads == 32 ? 0xffffffffu : ((1u << team_threads) - 1u);
       LARMOR_UNROLL
-      for (int l = 0; l < Lanes; ++l) {
-        fp[l] = shuffle_words<true>(mask, fp[l], threads);
-        fm[l] = shuffle_words<false>(mask, fm[l], threads);
+      for (int w = 0; w < Words; ++w) {
+        at(buf, w, rank, l) = up[w][l];
+        at(buf, 2 + w, rank, l) = down[w][l];
       }
-      return;
-    }
-#endif
-    const int rank = team.team_rank();
-    const int buf = parity;
-    parity ^= 1;
-    LARMOR_UNROLL
-    for (int l = 0; l < Lanes; ++l) {
-      at(buf, 0, rank, l) = fp[l];
-      at(buf, 2, rank, l) = fm[l];
     }
     team.team_barrier();
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      if (thread > 0) fp[l] = at(buf, 0, rank - 1, l);
-      if (thread + 1 < threads) fm[l] = at(buf, 2, rank + 1, l);
+      LARMOR_UNROLL
+      for (int w = 0; w < Words; ++w) {
+        if (thread > 0) up[w][l] = at(buf, w, rank - 1, l);
+        if (thread + 1 < threads) down[w][l] = at(buf, 2 + w, rank + 1, l);
+      }
     }
   }
 
@@ -351,15 +317,15 @@ struct StateBlock {
   template <class Member>
   KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
     const int thread = thread_in_group;
-    Real prev_fp_re[lanes], prev_fp_im[lanes], next_fm_re[lanes], next_fm_im[lanes];
+    Real prev_fp[2][lanes], next_fm[2][lanes];  // re, im
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
-      prev_fp_re[l] = fp_re[opt - 1][l];
-      prev_fp_im[l] = fp_im[opt - 1][l];
-      next_fm_re[l] = fm_re[0][l];
-      next_fm_im[l] = fm_im[0][l];
+      prev_fp[0][l] = fp_re[opt - 1][l];
+      prev_fp[1][l] = fp_im[opt - 1][l];
+      next_fm[0][l] = fm_re[0][l];
+      next_fm[1][l] = fm_im[0][l];
     }
-    x.trade(team, thread, prev_fp_re, prev_fp_im, next_fm_re, next_fm_im);
+    x.trade(team, thread, prev_fp, next_fm);
     const bool has_next = thread + 1 < x.threads;
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
@@ -373,11 +339,11 @@ struct StateBlock {
         fm_re[j][l] = fm_re[j + 1][l];
         fm_im[j][l] = fm_im[j + 1][l];
       }
-      fm_re[opt - 1][l] = has_next ? next_fm_re[l] : Real(0.0f);
-      fm_im[opt - 1][l] = has_next ? next_fm_im[l] : Real(0.0f);
+      fm_re[opt - 1][l] = has_next ? next_fm[0][l] : Real(0.0f);
+      fm_im[opt - 1][l] = has_next ? next_fm[1][l] : Real(0.0f);
       if (thread > 0) {
-        fp_re[0][l] = prev_fp_re[l];
-        fp_im[0][l] = prev_fp_im[l];
+        fp_re[0][l] = prev_fp[0][l];
+        fp_im[0][l] = prev_fp[1][l];
       } else {
         fp_re[0][l] = fm_re[0][l];
         fp_im[0][l] = -fm_im[0][l];

@@ -97,6 +97,13 @@ struct TissueViews {
   KOKKOS_FORCEINLINE_FUNCTION bool lobes() const { return transport() && terms.lobe_s > 0.0f; }
 };
 
+// Whether a run evaluates any declared term (the kernel variants with them;
+// the on-axis states carry none).
+template <class MemorySpace>
+bool declares_terms(const TissueViews<MemorySpace>& t) {
+  return t.transport() || t.washout || t.transmit.channels > 0 || t.slice.active();
+}
+
 // The tissue directions of derivatives, in this order everywhere.
 namespace tissue_direction {
 inline constexpr int m0 = 0, t1 = 1, t2 = 2, b1 = 3, df = 4, count = 5;

@@ -78,6 +78,22 @@ RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDecl
     p.flip_sign[i] = std::fmod(std::abs(whole), 2.0) == 1.0 ? -1 : 1;
     p.signed_flip_rad[i] = p.flip_sign[i] * e.flip_rad;
   }
+  // A pulse of zero flip is the identity wherever it turns, but its flip
+  // derivative turns the states about its own axis: the reverse sweep's
+  // sequence gradients stay on the axis only where that is the axis too.
+  for (std::size_t i = 0; i < n && p.reverse_reason.empty(); ++i) {
+    const Event& e = d.events[i];
+    if (e.kind != EventKind::pulse || e.flip_rad != 0.0) continue;
+    const double turns = (e.phase_rad - p.axis_rad) / kPi;
+    const double whole = std::round(turns);
+    const double off = std::abs(turns - whole) * kPi;
+    if (e.rf_frequency_hz != 0.0 || off > tolerance_rad) {
+      p.reverse_reason = "event " + std::to_string(i) +
+                         ": a pulse of zero flip off the axis (its flip derivative leaves it)";
+    } else {
+      p.flip_sign[i] = std::fmod(std::abs(whole), 2.0) == 1.0 ? -1 : 1;
+    }
+  }
   for (const Event& e : d.events) {
     if (e.kind != EventKind::adc) continue;
     // M0 F+_0 e^{-i q} with F+_0 = i e^{i p0} a_0.

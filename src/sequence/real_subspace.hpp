@@ -48,6 +48,9 @@ struct RealSubspacePlan {
   bool eligible = false;
   std::string reason;     // why not (names the event or the declaration); empty if eligible
   double axis_rad = 0.0;  // p0 in [0, pi): the first turning pulse's phase modulo a half turn
+  // Why the reverse sweep may not take the rewrite although the forward run
+  // may (a pulse of zero flip off the axis); empty if it may.
+  std::string reverse_reason;
   // Per event: the flip with the half turn folded in (pulses; 0 otherwise),
   // and its sign (+1 or -1), which a derivative along the flip carries back.
   std::vector<double> signed_flip_rad;

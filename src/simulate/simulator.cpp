@@ -72,6 +72,11 @@ std::string Simulator::real_path_refusal(const tissue::Tissue& tissue) const {
   return {};
 }
 
+std::string Simulator::reverse_real_path_refusal(const tissue::Tissue& tissue) const {
+  std::string reason = real_path_refusal(tissue);
+  return reason.empty() ? axis_plan_.reverse_reason : reason;
+}
+
 const sequence::PackedSequence& Simulator::forward_stream(const tissue::Tissue& tissue,
                                                           bool* on_axis) const {
   const bool axis = real_path_refusal(tissue).empty();
@@ -250,7 +255,12 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
   if (tissue.voxels == 0 || events == 0) return;
   ExecSpace exec;
-  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples());
+  // The reverse sweep takes the rewrite as a forward run does (at float: the
+  // HVP's dual numbers run the complex kernels, on the original stream).
+  const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();
+  auto table =
+      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), orders_, samples());
+  table.on_axis = on_axis;
   // Checkpoints and one stretch per voxel (two floats per number at dual
   // numbers).
   const std::int64_t interval = checkpoint_interval > 0
@@ -315,6 +325,12 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   }
   Kokkos::deep_copy(HostMatrix(sequence_gradients, events, sequence_columns),
                     out.sequence_gradients);
+  if (on_axis) {  // the rewrite's flip is the original's times its sign
+    for (std::int64_t e = 0; e < events; ++e) {
+      sequence_gradients[e * sequence_columns + epg::sequence_gradient::flip] *=
+          float(axis_plan_.flip_sign[std::size_t(e)]);
+    }
+  }
   if (second_order) {
     Kokkos::deep_copy(HostMatrix(sequence_hvp, events, sequence_columns), out.sequence_hvp);
   }

@@ -48,6 +48,9 @@ class Simulator {
   int samples() const { return packed_.samples; }
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
+  // The real-subspace rewrite of packed() (empty where the description is not
+  // on one axis).
+  const sequence::PackedSequence& axis_packed() const { return axis_packed_; }
   const sequence::Description& description() const { return description_; }
   // The slice-selective pulses' tables (profiles == 0: every pulse is
   // instantaneous). Forward runs, forward mode and the steady-state iteration
@@ -62,6 +65,10 @@ class Simulator {
   // "off"; by default ("auto") a problem of fewer than 4096 voxel-events
   // keeps the complex kernel (nothing to gain); "on" takes it regardless.
   std::string real_path_refusal(const tissue::Tissue& tissue) const;
+  // The same for a reverse-mode run (run_tissue_vjp_into): the forward run's
+  // conditions, and a pulse of zero flip must lie on the axis too (its flip
+  // gradient turns about it). Forward over reverse keeps the complex kernels.
+  std::string reverse_real_path_refusal(const tissue::Tissue& tissue) const;
   // The packed stream a forward run of `tissue` launches: the real-subspace
   // rewrite where the path is taken, else packed().
   const sequence::PackedSequence& forward_stream(const tissue::Tissue& tissue,

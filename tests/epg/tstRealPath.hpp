@@ -154,6 +154,56 @@ TEST(TEST_CATEGORY, real_path_jvp_matches_central_differences) {
   }
 }
 
+// The reverse sweep on the axis states (axis_adjoint.hpp): every event's
+// flip, phase and duration gradient against central differences of the
+// complex reference (flips a half turn round, a zero flip on the axis a half
+// turn round, samples at any phase, spoilers and every shift bit), the tissue
+// gradients against forward mode (the dot-product identity), both against the
+// complex kernels' on the original stream, and the checkpoint interval
+// changing nothing. Orders 6, 24 and 64 fill the device's groups partly and
+// wholly.
+TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
+  constexpr double pi = 3.14159265358979323846;
+  auto train = on_axis_train(700, 0.7, 60);
+  for (auto& e : train.events) {
+    if (e.kind != abi::EventKind::pulse) continue;
+    e.flip_rad = 0.0;
+    e.phase_rad = 0.7 + pi;
+    break;
+  }
+  sequence::MeseParams cp;
+  cp.echoes = 12;
+  cp.refocusing_deg = 150.0;
+  cp.excitation_phase_deg = cp.refocusing_phase_deg;
+  const tissue::Tissue t = random_tissue(5, 701, false);
+  for (const auto& d : {train, real_path::half_turn_train(40, 702), sequence::build_mese(cp)}) {
+    const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 703);
+    const double tol = float_tolerance(std::int64_t(d.events.size()));
+    for (int orders : {6, 24, 64}) {
+      SCOPED_TRACE(d.name + ", orders " + std::to_string(orders));
+      simulate::Options o;
+      o.orders = orders;
+      const real_path::RealPathSetting on("on");
+      ASSERT_EQ(simulate::Simulator(d, o).reverse_real_path_refusal(t), "");
+      EXPECT_GT(expect_sequence_gradients_match_differences(d, t, orders), 40);
+      const auto axis = run_vjp(d, t, orders, w);
+      const real_path::RealPathSetting off("off");
+      const auto complex = run_vjp(d, t, orders, w);
+      for (const auto* pair : {&axis.tissue, &axis.sequence}) {
+        const auto& want = pair == &axis.tissue ? complex.tissue : complex.sequence;
+        double scale = 1e-3;
+        for (float g : want) scale = std::max(scale, double(std::abs(g)));
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR((*pair)[i], want[i], tol * scale) << i;
+        }
+      }
+    }
+    const real_path::RealPathSetting on("on");
+    expect_dot_product_identity(d, t);
+    expect_vjp_independent_of_the_interval(d, t);
+  }
+}
+
 TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   const auto d = real_path::half_turn_train(20, 511);
   const simulate::Simulator sim(d);
@@ -169,6 +219,21 @@ TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   // The classic CPMG: a quarter turn between excitation and refocusing.
   const simulate::Simulator mese(sequence::build_mese({}));
   EXPECT_NE(mese.real_path_refusal(t).find("leave the axis"), std::string::npos);
+  // A pulse of zero flip off the axis: the forward run keeps the axis, the
+  // reverse sweep does not (its flip gradient turns about the pulse's axis).
+  auto zero_flip = d;
+  sequence::Event pulse;
+  for (const auto& e : d.events) {
+    if (e.kind == abi::EventKind::pulse) pulse = e;
+  }
+  ASSERT_EQ(pulse.kind, abi::EventKind::pulse);
+  pulse.flip_rad = 0.0;
+  pulse.phase_rad += 0.5;
+  zero_flip.events.insert(zero_flip.events.begin() + 3, pulse);
+  const simulate::Simulator with_zero_flip(zero_flip);
+  EXPECT_EQ(with_zero_flip.real_path_refusal(t), "");
+  EXPECT_NE(with_zero_flip.reverse_real_path_refusal(t).find("event 3: a pulse of zero flip"),
+            std::string::npos);
   // By default a tiny problem keeps the complex kernel.
   ::unsetenv("LARMOR_REAL_PATH");
   tissue::Tissue one = random_tissue(1, 513, false);
