@@ -32,10 +32,16 @@ inline sequence::Description half_turn_train(int repetitions, unsigned seed) {
   return sequence::build_mrf(mrf);
 }
 
+// Sets an environment variable for one scope.
+struct ScopedSetting {
+  ScopedSetting(const char* name, const char* value) : name(name) { ::setenv(name, value, 1); }
+  ~ScopedSetting() { ::unsetenv(name); }
+  const char* name;
+};
+
 // Sets LARMOR_REAL_PATH for one scope.
-struct RealPathSetting {
-  explicit RealPathSetting(const char* value) { ::setenv("LARMOR_REAL_PATH", value, 1); }
-  ~RealPathSetting() { ::unsetenv("LARMOR_REAL_PATH"); }
+struct RealPathSetting : ScopedSetting {
+  explicit RealPathSetting(const char* value) : ScopedSetting("LARMOR_REAL_PATH", value) {}
 };
 
 }  // namespace real_path
@@ -161,7 +167,9 @@ TEST(TEST_CATEGORY, real_path_jvp_matches_central_differences) {
 // gradients against forward mode (the dot-product identity), both against the
 // complex kernels' on the original stream, and the checkpoint interval
 // changing nothing. Orders 6, 24 and 64 fill the device's groups partly and
-// wholly.
+// wholly; 97 orders, and the plain layout by request, run the complex kernels
+// on the rewritten table, whose flip gradients the simulator carries back the
+// same way.
 TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
   constexpr double pi = 3.14159265358979323846;
   auto train = on_axis_train(700, 0.7, 60);
@@ -179,8 +187,11 @@ TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
   for (const auto& d : {train, real_path::half_turn_train(40, 702), sequence::build_mese(cp)}) {
     const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 703);
     const double tol = float_tolerance(std::int64_t(d.events.size()));
-    for (int orders : {6, 24, 64}) {
-      SCOPED_TRACE(d.name + ", orders " + std::to_string(orders));
+    for (int orders : {6, 24, 64, 97, -24}) {
+      const bool plain = orders < 0;  // LARMOR_ADJOINT_LAYOUT=plain
+      orders = std::abs(orders);
+      SCOPED_TRACE(d.name + ", orders " + std::to_string(orders) + (plain ? ", plain" : ""));
+      const real_path::ScopedSetting layout("LARMOR_ADJOINT_LAYOUT", plain ? "plain" : "");
       simulate::Options o;
       o.orders = orders;
       const real_path::RealPathSetting on("on");
