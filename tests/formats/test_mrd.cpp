@@ -3,6 +3,7 @@
 // refused by byte offset) and from an ISMRMRD HDF5 file written here with
 // libismrmrd.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstring>
 #include <filesystem>
@@ -165,6 +166,44 @@ TEST(Mrd, bad_messages_are_refused_by_name) {
   const std::uint16_t huge[3] = {65535, 65535, 65535};
   std::memcpy(&s[2 + 34], huge, sizeof huge);
   EXPECT_NE(error_of(s).find("over 1 GiB"), std::string::npos) << error_of(s);
+}
+
+// A message claiming nearly 1 GiB on a stream that holds a few bytes is
+// refused as truncated, naming both counts, without allocating the claim:
+// the reader grows its buffer as the data arrives (the peak resident memory
+// rises by far less than the claim; the old reader's zero-filled buffer
+// raised it by the whole gigabyte).
+TEST(Mrd, truncated_claims_are_refused_without_allocating_them) {
+  const auto peak_kib = [] {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return std::int64_t(u.ru_maxrss);
+  };
+  const std::uint32_t claim = (1u << 30) - 1;
+  for (const bool acquisition : {false, true}) {
+    std::string s;
+    if (acquisition) {
+      put_acquisition(s, 0, 0, 0, 0);
+      // samples, available and active channels: 2^15 x 2^12 x 8 bytes = 1 GiB
+      const std::uint16_t big[3] = {32768, 4096, 4096};
+      std::memcpy(&s[2 + 34], big, sizeof big);
+    } else {
+      put(s, message::text);
+      put(s, claim);
+    }
+    s += "12345";
+    const std::int64_t before = peak_kib();
+    std::istringstream in(s);
+    try {
+      read_stream(in, "short");
+      ADD_FAILURE() << "accepted";
+    } catch (const MrdError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("truncated"), std::string::npos) << what;
+      EXPECT_NE(what.find(", 5 left"), std::string::npos) << what;
+    }
+    EXPECT_LT(peak_kib() - before, 64 * 1024) << (acquisition ? "acquisition" : "text");
+  }
 }
 
 TEST(Mrd, builders_refuse_missing_parameters_by_element) {

@@ -229,6 +229,34 @@ TEST(PulseqEvents, RfCenterOutsideThePulseRefused) {
   }
 }
 
+// A block longer than a day is refused with its number (the fuzz target's
+// 1.3 file with an RF delay of 8.9e97 us); an hour's delay is read.
+TEST(PulseqEvents, BlockLongerThanADayRefused) {
+  const auto file_with_delay = [](const std::string& delay_us) {
+    std::ifstream in(std::string(LARMOR_SOURCE_DIR) + "/tests/data/pulseq/events/gre_v13.seq");
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    std::string text = bytes.str();
+    const std::string rf = "\n1 833.33333333333337 1 2 10 0 0";
+    const auto at = text.find(rf);
+    EXPECT_NE(at, std::string::npos);
+    text.replace(at, rf.size(), "\n1 833.33333333333337 1 2 " + delay_us + " 0 0");
+    return PulseqFile::parse(text, "long.seq");
+  };
+  const auto d = to_description(file_with_delay("3.6e9"));
+  EXPECT_GT(d.total_duration_s(), 3600.0);
+  for (const char* delay : {"1e11", "8.9e97"}) {
+    try {
+      to_description(file_with_delay(delay));
+      FAIL() << "an RF delay of " << delay << " us was accepted";
+    } catch (const PulseqError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("long.seq: block 1: it lasts"), std::string::npos) << what;
+      EXPECT_NE(what.find("more than a day"), std::string::npos) << what;
+    }
+  }
+}
+
 // ---- Round trips: builder -> Pulseq -> events ----
 
 // The description read back starts 10 us late when its first instant is at

@@ -50,6 +50,27 @@ class Reader {
            std::to_string(got) + " left");
     }
   }
+  // Reads `count` elements into `out`, growing it as the data arrives (1 MiB
+  // at a time), so that a truncated message claiming up to a gigabyte
+  // allocates only what the stream holds.
+  template <class Container>
+  void read_growing(Container& out, std::uint64_t count, const std::string& what) {
+    using T = typename Container::value_type;
+    constexpr std::uint64_t chunk = (std::uint64_t(1) << 20) / sizeof(T);
+    out.clear();
+    for (std::uint64_t done = 0; done < count;) {
+      const std::uint64_t n = std::min(chunk, count - done);
+      out.resize(std::size_t(done + n));
+      in_.read(reinterpret_cast<char*>(out.data() + done), std::streamsize(n * sizeof(T)));
+      const auto got = std::uint64_t(in_.gcount());
+      offset_ += got;
+      if (got != n * sizeof(T)) {
+        fail("truncated: " + what + " needs " + std::to_string(count * sizeof(T)) + " bytes, " +
+             std::to_string(done * sizeof(T) + got) + " left");
+      }
+      done += n;
+    }
+  }
   template <class T>
   T value(const std::string& what) {
     T v;
@@ -60,8 +81,8 @@ class Reader {
     const auto length = value<std::uint32_t>(what + " length");
     if (length > max_message_bytes)
       fail(what + " claims " + std::to_string(length) + " bytes (over 1 GiB)");
-    std::string s(length, '\0');
-    read(s.data(), length, what);
+    std::string s;
+    read_growing(s, length, what);
     return s;
   }
   [[noreturn]] void fail(const std::string& what) const {
@@ -117,10 +138,9 @@ Measurement read_stream(std::istream& in, const std::string& name) {
         if (bytes > max_message_bytes) {
           r.fail("acquisition claims " + std::to_string(bytes) + " bytes of data (over 1 GiB)");
         }
-        a.trajectory.resize(std::size_t(a.samples) * a.trajectory_dimensions);
-        r.read(a.trajectory.data(), a.trajectory.size() * sizeof(float), "ACQUISITION trajectory");
-        a.data.resize(std::size_t(a.samples) * a.channels);
-        r.read(a.data.data(), a.data.size() * sizeof(std::complex<float>), "ACQUISITION data");
+        r.read_growing(a.trajectory, std::uint64_t(a.samples) * a.trajectory_dimensions,
+                       "ACQUISITION trajectory");
+        r.read_growing(a.data, std::uint64_t(a.samples) * a.channels, "ACQUISITION data");
         for (const auto& x : a.data) {
           if (!std::isfinite(x.real()) || !std::isfinite(x.imag())) {
             r.fail("acquisition " + std::to_string(m.acquisitions.size()) +

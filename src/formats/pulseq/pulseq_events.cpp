@@ -17,6 +17,7 @@ namespace {
 
 constexpr double kTwoPi = 6.283185307179586;
 constexpr double kGammaMHzPerT = 42.577478518;  // 1H
+constexpr double kLongestBlockSeconds = 86400.0;
 using Vec3 = std::array<double, 3>;
 using Mat3 = std::array<Vec3, 3>;
 
@@ -339,6 +340,14 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       duration = std::ceil(latest / r - 1e-9) * r;
     } else if (latest > duration * (1.0 + 1e-9) + 1e-12) {
       fail(b.id, b.id, "its events run past the block's duration");
+    }
+    // A block's time becomes event durations; a block longer than a day is a
+    // units or typing error (a delay of 8.9e97 us put every later block's
+    // instants at one double-precision time, and the translation's durations
+    // came out negative or not finite).
+    if (!(duration <= kLongestBlockSeconds)) {
+      fail(b.id, b.id,
+           "it lasts " + std::to_string(duration) + " s (its delays and events; more than a day)");
     }
     starts.push_back(now);
     gradients.push_back(std::move(g));
