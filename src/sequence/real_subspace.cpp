@@ -24,6 +24,18 @@ std::string degrees(double rad) {
   return s + " deg";
 }
 
+// A phase measured in half turns from the axis: how far it lies from the
+// nearest whole half turn [rad], and the sign that half turn gives a flip.
+struct HalfTurns {
+  double off_rad;
+  int flip_sign;
+};
+HalfTurns half_turns_from(double phase_rad, double axis_rad) {
+  const double turns = (phase_rad - axis_rad) / kPi;
+  const double whole = std::round(turns);
+  return {std::abs(turns - whole) * kPi, std::fmod(std::abs(whole), 2.0) == 1.0 ? -1 : 1};
+}
+
 }  // namespace
 
 std::string real_subspace_refusal(const RealSubspaceDeclarations& declared) {
@@ -67,15 +79,13 @@ RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDecl
       have_axis = true;
       p.axis_rad = e.phase_rad - kPi * std::floor(e.phase_rad / kPi);  // [0, pi)
     }
-    const double turns = (e.phase_rad - p.axis_rad) / kPi;  // half turns from the axis
-    const double whole = std::round(turns);
-    const double off = std::abs(turns - whole) * kPi;
-    if (off > tolerance_rad) {
-      return refused("event " + std::to_string(i) + ": its phase is " + degrees(off) +
+    const HalfTurns h = half_turns_from(e.phase_rad, p.axis_rad);
+    if (h.off_rad > tolerance_rad) {
+      return refused("event " + std::to_string(i) + ": its phase is " + degrees(h.off_rad) +
                      " from the axis of the first pulse (" + degrees(p.axis_rad) +
                      " modulo 180 deg), so the states leave the axis");
     }
-    p.flip_sign[i] = std::fmod(std::abs(whole), 2.0) == 1.0 ? -1 : 1;
+    p.flip_sign[i] = h.flip_sign;
     p.signed_flip_rad[i] = p.flip_sign[i] * e.flip_rad;
   }
   // A pulse of zero flip is the identity wherever it turns, but its flip
@@ -84,14 +94,12 @@ RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDecl
   for (std::size_t i = 0; i < n && p.reverse_reason.empty(); ++i) {
     const Event& e = d.events[i];
     if (e.kind != EventKind::pulse || e.flip_rad != 0.0) continue;
-    const double turns = (e.phase_rad - p.axis_rad) / kPi;
-    const double whole = std::round(turns);
-    const double off = std::abs(turns - whole) * kPi;
-    if (e.rf_frequency_hz != 0.0 || off > tolerance_rad) {
+    const HalfTurns h = half_turns_from(e.phase_rad, p.axis_rad);
+    if (e.rf_frequency_hz != 0.0 || h.off_rad > tolerance_rad) {
       p.reverse_reason = "event " + std::to_string(i) +
                          ": a pulse of zero flip off the axis (its flip derivative leaves it)";
     } else {
-      p.flip_sign[i] = std::fmod(std::abs(whole), 2.0) == 1.0 ? -1 : 1;
+      p.flip_sign[i] = h.flip_sign;
     }
   }
   for (const Event& e : d.events) {
