@@ -123,24 +123,60 @@ KOKKOS_FORCEINLINE_FUNCTION Real sample_im(const Real& a0) {
 // exponentials once per pulse. The stored state (a*, b*, c*) and the
 // pending factors give the true state
 //   a = e2 a*,  b = e2 b*,  c_k = e1 c*_k,  c_0 = e1 c*_0 + recovery.
+//
+// On devices, shifts are deferred the same way: they commute with the
+// relaxation (one E2 for every F order, and c is never shifted) and with a
+// spoiler, so the loop only counts them. The next pulse reads its inputs shifted (a rotation writes
+// every order anyway: a shift folded into it costs no register moves), and a
+// sample reads F+_0 after p shifts, which is -F-_p before them (a_0 = -b_p).
+// Counts past a block's reach are applied as plain shifts first.
 struct PendingInterval {
   float elapsed = 0.0f;  // [s] since the last pulse
   bool spoiled = false;  // a spoiler since the last pulse: the F states are zero
+  int shifts = 0;        // shifts since the last pulse (device blocks)
 };
 
-// A pending interval's factors per lane, from the cached factors of its
-// duration (`relaxed` false: no time has passed, the identity).
+// The relaxation factors of the last interval a pulse (`WithT1`) or a sample
+// took, per lane. Trains repeat their intervals (mese: one before each pulse,
+// one before each sample) or change them every repetition (mrf), so one
+// entry per use suffices; the complex kernels' two-slot cache, shared by both
+// uses, missed on every mrf event and cost more register selects than the
+// exponentials. A duration of zero gives the identity (exp(0) is exactly 1).
+template <int Lanes, bool WithT1>
+struct IntervalCache {
+  float duration = -1.0f;
+  float e1[Lanes], e2[Lanes];
+
+  KOKKOS_FORCEINLINE_FUNCTION IntervalCache() {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) e1[l] = e2[l] = 1.0f;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void look_up(float t, const float (&r1)[Lanes],
+                                           const float (&r2)[Lanes]) {
+    if (t == duration) return;
+    duration = t;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      e2[l] = kx::exp(-t * r2[l]);
+      if constexpr (WithT1) e1[l] = kx::exp(-t * r1[l]);
+    }
+  }
+};
+
+// A pending interval's factors per lane (a sample's cache has no T1 part:
+// it reads only F+_0).
 template <int Lanes>
 struct PendingFactors {
   float e1[Lanes], e2[Lanes], recovery[Lanes];
 
-  KOKKOS_FORCEINLINE_FUNCTION PendingFactors(const Evolution<float> (&ev)[Lanes], bool relaxed,
+  template <bool WithT1>
+  KOKKOS_FORCEINLINE_FUNCTION PendingFactors(const IntervalCache<Lanes, WithT1>& interval,
                                              bool spoiled) {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      e1[l] = relaxed ? ev[l].e1 : 1.0f;
-      e2[l] = spoiled ? 0.0f : (relaxed ? ev[l].e2 : 1.0f);
-      recovery[l] = relaxed ? ev[l].recovery : 0.0f;
+      e1[l] = WithT1 ? interval.e1[l] : 1.0f;
+      e2[l] = spoiled ? 0.0f : interval.e2[l];
+      recovery[l] = WithT1 ? 1.0f - interval.e1[l] : 0.0f;
     }
   }
 };
@@ -191,24 +227,37 @@ struct PendingRotation {
 // holds live orders, so skipping a thread's dead ones saves no time, while
 // the per-order tests cost instructions (Nsight Compute: 24 per repetition
 // of mrf). Dead orders are exactly zero and stay so; the run's truncation at
-// `orders` (below the group's threads x OPT) is kept by `keep`, which clears
+// `orders` (below the group's threads x OPT) is kept by `kept`, which clears
 // F+ where a shift moves it past the last order.
 template <class Real, int OrdersPerThread, int Lanes>
 struct AxisStateBlock {
   static constexpr int opt = OrdersPerThread;
   static constexpr int lanes = Lanes;
 
+  // Deferred shifts (PendingInterval) a pulse folds into its rotation, and a
+  // sample reads past on the group's first thread (which holds b_1, b_2).
+  static constexpr int pulse_reach = opt >= 2 ? 2 : 1;
+  static constexpr int sample_reach = opt - 1 < 2 ? opt - 1 : 2;
+
   Real a[opt][lanes], b[opt][lanes], c[opt][lanes];
-  float keep[opt];  // 1 for this thread's orders below the truncation, else 0
+  // This thread's orders below the truncation (any integer: whole threads lie
+  // past it). A count, not a factor per order: the factors took registers
+  // through the whole event loop.
+  int below_truncation = 0;
   int thread_in_group = 0;
   int first_order = 0;
+  // The truncation falls on a block edge (the same on every thread): then
+  // whole threads lie past it, and only the orders entering a block need
+  // `kept` when a shift is folded into a rotation.
+  bool clips_at_edges = true;
 
   KOKKOS_INLINE_FUNCTION void reset(int thread, int orders) {
     thread_in_group = thread;
     first_order = thread * opt;
+    clips_at_edges = orders % opt == 0;
+    below_truncation = orders - first_order;
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
-      keep[j] = first_order + j < orders ? 1.0f : 0.0f;
       LARMOR_UNROLL
       for (int l = 0; l < lanes; ++l) {
         a[j][l] = b[j][l] = Real(0.0f);
@@ -276,6 +325,93 @@ struct AxisStateBlock {
     for (int l = 0; l < lanes; ++l) r.recover(l, weight, a[0][l], b[0][l], c[0][l]);
   }
 
+  // The rotation after `shifts` deferred shifts (at most pulse_reach) and the
+  // pending relaxation: the shifts are folded into the rotation's inputs.
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const PendingRotation<lanes>& r, int shifts,
+                                             const Member& team, EdgeExchange<Real, lanes>& x) {
+    if (shifts == 0) {
+      rotate_pending(live, r);
+    } else if (pulse_reach >= 2 && shifts == 2) {
+      if (clips_at_edges) {
+        rotate_shifted<pulse_reach, false>(r, team, x);
+      } else {
+        rotate_shifted<pulse_reach, true>(r, team, x);
+      }
+    } else if (clips_at_edges) {
+      rotate_shifted<1, false>(r, team, x);
+    } else {
+      rotate_shifted<1, true>(r, team, x);
+    }
+  }
+
+  // S shifts, then the rotation, in one pass: order j's inputs are a_{j-S}
+  // and b_{j+S}. The edges come from the neighbouring threads (S words per
+  // family), and the first thread's lowest orders are the conjugates
+  // a_j = -b_{S-j} the shifts create. `Interior`: the truncation falls inside
+  // a block, so every order is `kept`, not only those entering one.
+  template <int S, bool Interior, class Member>
+  KOKKOS_INLINE_FUNCTION void rotate_shifted(const PendingRotation<lanes>& r, const Member& team,
+                                             EdgeExchange<Real, lanes>& x) {
+    static_assert(std::is_same_v<Real, float> && S >= 1 && S <= opt, "S shifts within a block");
+    const int thread = thread_in_group;
+    Real up[S][lanes], down[S][lanes];
+    LARMOR_UNROLL
+    for (int w = 0; w < S; ++w) {
+      LARMOR_UNROLL
+      for (int l = 0; l < lanes; ++l) {
+        up[w][l] = a[opt - S + w][l];
+        down[w][l] = b[w][l];
+      }
+    }
+    x.trade(team, thread, up, down);
+    const bool first = thread == 0;
+    const bool has_next = thread + 1 < x.threads;
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      // b before the shifts, orders [first_order, first_order + opt + S).
+      Real b_old[opt + S];
+      LARMOR_UNROLL
+      for (int k = 0; k < opt; ++k) b_old[k] = b[k][l];
+      LARMOR_UNROLL
+      for (int w = 0; w < S; ++w) b_old[opt + w] = has_next ? down[w][l] : Real(0.0f);
+      Real a_in[opt];
+      LARMOR_UNROLL
+      for (int j = 0; j < opt; ++j) {
+        if (j >= S) {
+          a_in[j] = Interior ? kept(j, a[j - S][l]) : a[j - S][l];
+        } else {
+          a_in[j] = first ? -b_old[S - j] : kept(j, up[j][l]);
+        }
+      }
+      LARMOR_UNROLL
+      for (int j = 0; j < opt; ++j) {
+        a[j][l] = a_in[j];
+        b[j][l] = b_old[j + S];
+        r.apply(l, a[j][l], b[j][l], c[j][l]);
+      }
+    }
+    const float weight = first_order == 0 ? 1.0f : 0.0f;
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) r.recover(l, weight, a[0][l], b[0][l], c[0][l]);
+  }
+
+  // F+_0 after `shifts` deferred shifts (at most sample_reach; the group's
+  // first thread).
+  KOKKOS_FORCEINLINE_FUNCTION Real plus_zero_after(int l, int shifts) const {
+    if (shifts == 0) return a[0][l];
+    if constexpr (sample_reach >= 2) {
+      if (shifts == 2) return -b[2][l];
+    }
+    return -b[sample_reach >= 1 ? 1 : 0][l];
+  }
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION void shift_times(const Member& team, EdgeExchange<Real, lanes>& x,
+                                          int shifts) {
+    for (int s = 0; s < shifts; ++s) shift(team, x);
+  }
+
   // The pending relaxation itself (before the state leaves the kernel).
   KOKKOS_INLINE_FUNCTION void relax_pending(const PendingFactors<lanes>& p) {
     LARMOR_UNROLL
@@ -332,6 +468,11 @@ struct AxisStateBlock {
     }
   }
 
+  // F+ arriving at this thread's order j: cleared past the truncation.
+  KOKKOS_FORCEINLINE_FUNCTION Real kept(int j, const Real& x) const {
+    return j < below_truncation ? x : Real(0.0f);
+  }
+
   KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
     const int n = live - first_order;
     return n < 0 ? 0 : (n > opt ? opt : n);
@@ -347,8 +488,9 @@ struct AxisStateBlock {
 
   // StateBlock::shift on the axis: the block edges go through the exchange
   // (one component per family), F+_0 = conj(F-_0) becomes a_0 = -b_0, and
-  // F+ moved past the truncation is cleared (a multiply in place of the
-  // move, so no extra instruction).
+  // F+ moved past the truncation is cleared (`kept`). Deferred shifts
+  // (PendingInterval) take this path only for counts past a pulse's or a
+  // sample's reach.
   template <class Member>
   KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
     const int thread = thread_in_group;
@@ -363,11 +505,11 @@ struct AxisStateBlock {
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       LARMOR_UNROLL
-      for (int j = opt - 1; j > 0; --j) a[j][l] = keep[j] * a[j - 1][l];
+      for (int j = opt - 1; j > 0; --j) a[j][l] = kept(j, a[j - 1][l]);
       LARMOR_UNROLL
       for (int j = 0; j < opt - 1; ++j) b[j][l] = b[j + 1][l];
       b[opt - 1][l] = has_next ? next_b[0][l] : Real(0.0f);
-      a[0][l] = thread > 0 ? keep[0] * prev_a[0][l] : plus_zero_from_minus_zero(b[0][l]);
+      a[0][l] = thread > 0 ? kept(0, prev_a[0][l]) : plus_zero_from_minus_zero(b[0][l]);
     }
   }
 };
