@@ -126,10 +126,11 @@ KOKKOS_FORCEINLINE_FUNCTION Real sample_im(const Real& a0) {
 //
 // On devices, shifts are deferred the same way: they commute with the
 // relaxation (one E2 for every F order, and c is never shifted) and with a
-// spoiler, so the loop only counts them. The next pulse reads its inputs shifted (a rotation writes
-// every order anyway: a shift folded into it costs no register moves), and a
-// sample reads F+_0 after p shifts, which is -F-_p before them (a_0 = -b_p).
-// Counts past a block's reach are applied as plain shifts first.
+// spoiler, so the loop only counts them. The next pulse reads its inputs
+// shifted (a rotation writes every order anyway: a shift folded into it costs
+// no register moves), and a sample reads F+_0 after p shifts, which is -F-_p
+// before them (a_0 = -b_p). Counts past a block's reach are applied as plain
+// shifts first.
 struct PendingInterval {
   float elapsed = 0.0f;  // [s] since the last pulse
   bool spoiled = false;  // a spoiler since the last pulse: the F states are zero
