@@ -41,13 +41,16 @@ class Reader {
   Reader(std::istream& in, const std::string& name) : in_(in), name_(name) {}
   std::uint64_t offset() const { return offset_; }
   bool at_end() { return in_.peek() == std::char_traits<char>::eof(); }
-  void read(void* out, std::uint64_t bytes, const std::string& what) {
+  // (`needed`, `done`: where `out` is one piece of a larger read, its size
+  // and the bytes already read, for the message.)
+  void read(void* out, std::uint64_t bytes, const std::string& what, std::uint64_t needed = 0,
+            std::uint64_t done = 0) {
     in_.read(static_cast<char*>(out), std::streamsize(bytes));
     const auto got = std::uint64_t(in_.gcount());
     offset_ += got;
     if (got != bytes) {
-      fail("truncated: " + what + " needs " + std::to_string(bytes) + " bytes, " +
-           std::to_string(got) + " left");
+      fail("truncated: " + what + " needs " + std::to_string(needed > 0 ? needed : bytes) +
+           " bytes, " + std::to_string(done + got) + " left");
     }
   }
   // Reads `count` elements into `out`, growing it as the data arrives (1 MiB
@@ -61,13 +64,7 @@ class Reader {
     for (std::uint64_t done = 0; done < count;) {
       const std::uint64_t n = std::min(chunk, count - done);
       out.resize(std::size_t(done + n));
-      in_.read(reinterpret_cast<char*>(out.data() + done), std::streamsize(n * sizeof(T)));
-      const auto got = std::uint64_t(in_.gcount());
-      offset_ += got;
-      if (got != n * sizeof(T)) {
-        fail("truncated: " + what + " needs " + std::to_string(count * sizeof(T)) + " bytes, " +
-             std::to_string(done * sizeof(T) + got) + " left");
-      }
+      read(out.data() + done, n * sizeof(T), what, count * sizeof(T), done * sizeof(T));
       done += n;
     }
   }
