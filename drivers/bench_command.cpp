@@ -115,7 +115,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   const int interval = epg::default_checkpoint_interval(int(sim.events()));
   const std::int64_t adjoint_state_bytes =
       std::int64_t(double((sim.events() + interval - 1) / interval + interval) *
-                   epg::reverse_state_floats(sim.orders(), tissue.has_second_pool() ? 2 : 1,
+                   epg::reverse_state_floats(sim.kernel_orders(), tissue.has_second_pool() ? 2 : 1,
                                              tissue.has_bound_pool() ? 1 : 0) *
                    4);
   // Slice-selective pulses run each voxel once per slice position.
@@ -136,7 +136,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   if (args.mode == "vjp") on_axis = sim.reverse_real_path_refusal(tissue).empty();
   const auto& stream = args.mode == "forward" || jvp ? sim.forward_stream(tissue, &on_axis)
                                                      : (on_axis ? sim.axis_packed() : sim.packed());
-  auto table = epg::make_event_table<Mem>(stream.ref(), sim.orders(), sim.samples());
+  auto table = epg::make_event_table<Mem>(stream.ref(), sim.kernel_orders(), sim.samples());
   table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {
@@ -205,12 +205,13 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   res.voxels = voxels;
   res.events = sim.events();
   res.samples = sim.samples();
-  res.orders = sim.orders();
+  res.orders = sim.kernel_orders();
   res.repeats = args.repeats;
   res.best_s = times.front();
   res.median_s = times[times.size() / 2];
-  res.flops = flops_per_voxel(sim.packed(), sim.orders(), on_axis) * double(voxels);
-  const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(sim.orders(), int(chunk), on_axis);
+  res.flops = flops_per_voxel(sim.packed(), sim.kernel_orders(), on_axis) * double(voxels);
+  const epg::LaunchShape shape =
+      epg::choose_launch_shape<Exec>(sim.kernel_orders(), int(chunk), on_axis);
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);

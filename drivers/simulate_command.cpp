@@ -54,11 +54,11 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   formats::LocalVoxels voxels = formats::load_local_tissue(deck.tissue, comm, deck.path);
   if (talk) {
     std::printf(
-        "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders, %s "
-        "backend\n",
+        "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders (%d "
+        "reach a sample), %s backend\n",
         deck.builder.c_str(), static_cast<long long>(voxels.total), comm.size(),
         static_cast<long long>(simulator.events()), simulator.samples(), simulator.orders(),
-        kx::backend_name());
+        simulator.kernel_orders(), kx::backend_name());
     std::fflush(stdout);
   }
 

@@ -66,4 +66,83 @@ int resolve_order_count(const Description& d, int requested) {
   return orders;
 }
 
+namespace {
+
+// Per component (F+, F-, Z), the highest order that may matter, -1 for none:
+// walking forwards, the highest that may be non-zero; walking backwards, the
+// highest that a later sample may read. The two walks mirror each other.
+struct OrderBounds {
+  int plus = -1, minus = -1, z = -1;
+
+  // One shift moves F+_k to k + 1, F-_k to k - 1, and F-_1 to order 0, whose
+  // transverse state is F+_0 and F-_0 at once (which then moves to F+_1).
+  // `up`, `down`: the components moving up and down in the walk's direction.
+  static void shift(int& up, int& down) {
+    const int base = std::max(up, up >= 0 || down >= 0 ? 0 : -1);
+    up = base >= 0 ? base + 1 : -1;
+    down = down >= 1 ? down - 1 : -1;
+  }
+  void shift_forward() { shift(plus, minus); }
+  void shift_backward() { shift(minus, plus); }
+  // A pulse mixes the three components of each order.
+  void pulse() { plus = minus = z = std::max({plus, minus, z}); }
+  // An ideal spoiler zeroes every F state.
+  void spoil() { plus = minus = -1; }
+};
+
+template <class Visit>
+void for_each_step(const Event& e, bool forward, Visit&& visit) {
+  using namespace abi::action;
+  const std::uint32_t a = e.action;
+  const auto shift_bit = [&](std::uint32_t bit) {
+    if ((a & bit) != 0) visit('s');
+  };
+  if (forward) {
+    shift_bit(crush_before);
+    visit(e.kind == EventKind::pulse ? 'p' : e.kind == EventKind::adc ? 'a' : 'w');
+    shift_bit(crush_after);
+    shift_bit(shift_after);
+    if ((a & spoil_after) != 0) visit('x');
+  } else {
+    if ((a & spoil_after) != 0) visit('x');
+    shift_bit(shift_after);
+    shift_bit(crush_after);
+    visit(e.kind == EventKind::pulse ? 'p' : e.kind == EventKind::adc ? 'a' : 'w');
+    shift_bit(crush_before);
+  }
+}
+
+}  // namespace
+
+int sample_reach_order_count(const Description& d) {
+  // A truncation at N orders drops the F+ states a shift pushes to order N.
+  // That loses nothing a sample sees unless, after that shift, F+_N may be
+  // non-zero (forward walk) and may be read (backward walk).
+  std::vector<int> nonzero_after;  // forward bound on F+ after each shift
+  OrderBounds ahead;
+  ahead.z = 0;  // equilibrium: Z_0 only
+  for (const Event& e : d.events) {
+    for_each_step(e, true, [&](char step) {
+      if (step == 's') ahead.shift_forward(), nonzero_after.push_back(ahead.plus);
+      if (step == 'p') ahead.pulse();
+      if (step == 'x') ahead.spoil();
+    });
+  }
+  OrderBounds read;
+  int highest = 0;
+  std::size_t shift = nonzero_after.size();
+  for (auto e = d.events.rbegin(); e != d.events.rend(); ++e) {
+    for_each_step(*e, false, [&](char step) {
+      if (step == 's') {
+        highest = std::max(highest, std::min(nonzero_after[--shift], read.plus));
+        read.shift_backward();
+      }
+      if (step == 'p') read.pulse();
+      if (step == 'a') read.plus = std::max(read.plus, 0), read.minus = std::max(read.minus, 0);
+      if (step == 'x') read.spoil();
+    });
+  }
+  return highest + 1;
+}
+
 }  // namespace larmor::sequence

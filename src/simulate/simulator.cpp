@@ -16,11 +16,27 @@
 
 namespace larmor::simulate {
 
+namespace {
+// LARMOR_TRIM_ORDERS=off runs every order of the truncation, even those no
+// sample reads (tests of the kernels' order layouts; comparisons).
+bool trim_orders() {
+  const char* env = std::getenv("LARMOR_TRIM_ORDERS");
+  const std::string mode = env != nullptr && *env != '\0' ? env : "on";
+  if (mode != "on" && mode != "off") {
+    throw std::invalid_argument("LARMOR_TRIM_ORDERS='" + mode + "' is not on or off");
+  }
+  return mode == "on";
+}
+}  // namespace
+
 Simulator::Simulator(const sequence::Description& description, const Options& options)
     : description_(description),
       packed_(sequence::pack(description)),
       slice_table_(sequence::build_slice_profile_table(description)),
       orders_(sequence::resolve_order_count(description, options.orders)),
+      kernel_orders_(trim_orders()
+                         ? std::clamp(sequence::sample_reach_order_count(description), 1, orders_)
+                         : orders_),
       options_(options) {
   // The test is O(events), once per sequence; which tissue may use it is
   // decided per run.
@@ -118,7 +134,7 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   ExecSpace exec;
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), orders_, samples());
+  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples());
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
@@ -166,7 +182,7 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   // On the axis the df tangent is carried off it (kernels/epg/axis_state.hpp).
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), orders_, samples());
+  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples());
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
@@ -258,8 +274,8 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   // The reverse sweep takes the rewrite as a forward run does (at float: the
   // HVP's dual numbers run the complex kernels, on the original stream).
   const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();
-  auto table =
-      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), orders_, samples());
+  auto table = epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_orders_,
+                                          samples());
   table.on_axis = on_axis;
   // Checkpoints and one stretch per voxel (two floats per number at dual
   // numbers).
@@ -267,11 +283,12 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
                                     ? std::min<std::int64_t>(checkpoint_interval, events)
                                     : epg::default_checkpoint_interval(int(events));
   const double states = double((events + interval - 1) / interval + interval);
-  const double per_voxel = states *
-                               epg::reverse_state_floats(orders_, tissue.has_second_pool() ? 2 : 1,
-                                                         tissue.has_bound_pool() ? 1 : 0) *
-                               4.0 * (second_order ? 2.0 : 1.0) +
-                           samples() * 8.0;
+  const double per_voxel =
+      states *
+          epg::reverse_state_floats(kernel_orders_, tissue.has_second_pool() ? 2 : 1,
+                                    tissue.has_bound_pool() ? 1 : 0) *
+          4.0 * (second_order ? 2.0 : 1.0) +
+      samples() * 8.0;
   // As many voxels per launch as the budget allows (one thread each: the
   // forward run's split into 16 launches for progress would starve a GPU).
   std::int64_t chunk = std::int64_t(reverse_memory_budget<ExecSpace>() / per_voxel);

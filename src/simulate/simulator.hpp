@@ -44,7 +44,13 @@ class Simulator {
  public:
   Simulator(const sequence::Description& description, const Options& options = {});
 
+  // The truncation: the order count requested, or the description's default.
   int orders() const { return orders_; }
+  // The orders runs from equilibrium simulate: no more than reach a sample
+  // (sequence::sample_reach_order_count), which gives the truncation's
+  // samples exactly; LARMOR_TRIM_ORDERS=off keeps every order. The
+  // steady-state iteration carries every order.
+  int kernel_orders() const { return kernel_orders_; }
   int samples() const { return packed_.samples; }
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
@@ -138,6 +144,7 @@ class Simulator {
   sequence::PackedSequence axis_packed_;
   sequence::SliceProfileTable slice_table_;
   int orders_ = 0;
+  int kernel_orders_ = 0;
   Options options_;
 };
 

@@ -214,6 +214,7 @@ TEST(TEST_CATEGORY, tissue_hessian_is_symmetric) {
 inline void expect_adjoint_layouts_agree(const sequence::Description& d, const tissue::Tissue& t,
                                          std::initializer_list<int> order_counts) {
   const double tol = float_tolerance(std::int64_t(d.events.size()));
+  const EveryOrder every_order;
   for (int orders : order_counts) {
     SCOPED_TRACE("orders " + std::to_string(orders));
     simulate::Options o;

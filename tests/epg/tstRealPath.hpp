@@ -32,13 +32,6 @@ inline sequence::Description half_turn_train(int repetitions, unsigned seed) {
   return sequence::build_mrf(mrf);
 }
 
-// Sets an environment variable for one scope.
-struct ScopedSetting {
-  ScopedSetting(const char* name, const char* value) : name(name) { ::setenv(name, value, 1); }
-  ~ScopedSetting() { ::unsetenv(name); }
-  const char* name;
-};
-
 // Sets LARMOR_REAL_PATH for one scope.
 struct RealPathSetting : ScopedSetting {
   explicit RealPathSetting(const char* value) : ScopedSetting("LARMOR_REAL_PATH", value) {}
@@ -58,6 +51,7 @@ TEST(TEST_CATEGORY, real_path_matches_the_reference_and_the_complex_kernel) {
                         on_axis_train(503, 0.7, 80)}) {
     for (int orders : {8, 24, 64, 97}) {
       SCOPED_TRACE(d.name + ", orders " + std::to_string(orders));
+      const EveryOrder every_order;  // the buckets and groups each count takes
       simulate::Options o;
       o.orders = orders;
       const simulate::Simulator sim(d, o);
@@ -82,6 +76,7 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
   cp.refocusing_deg = 140.0;
   cp.excitation_phase_deg = cp.refocusing_phase_deg;
   const real_path::RealPathSetting on("on");
+  const EveryOrder every_order;
   for_each_device_layout(
       [&] {
         for (int orders : {5, 24, 64}) {
@@ -103,6 +98,7 @@ TEST(TEST_CATEGORY, one_train_at_a_time_matches_the_simd_lanes) {
   const real_path::RealPathSetting on("on");
   const auto d = real_path::half_turn_train(50, 660);
   const tissue::Tissue t = random_tissue(11, 661, false);
+  const EveryOrder every_order;
   for (int orders : {8, 40, 97}) {
     SCOPED_TRACE("orders = " + std::to_string(orders));
     const auto lanes = run_on_backend(d, t, orders);
@@ -190,8 +186,9 @@ TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
     for (int orders : {6, 24, 64, 97, -24}) {
       const bool plain = orders < 0;  // LARMOR_ADJOINT_LAYOUT=plain
       orders = std::abs(orders);
+      const EveryOrder every_order;
       SCOPED_TRACE(d.name + ", orders " + std::to_string(orders) + (plain ? ", plain" : ""));
-      const real_path::ScopedSetting layout("LARMOR_ADJOINT_LAYOUT", plain ? "plain" : "");
+      const ScopedSetting layout("LARMOR_ADJOINT_LAYOUT", plain ? "plain" : "");
       simulate::Options o;
       o.orders = orders;
       const real_path::RealPathSetting on("on");

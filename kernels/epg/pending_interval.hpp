@@ -1,0 +1,119 @@
+// Deferred relaxation for the on-axis forward kernels (float): what the
+// event loop counts between pulses, the factors of the intervals it skipped,
+// and the next pulse's rotation with that relaxation folded into it.
+#pragma once
+
+#include "common/kokkos_compat.hpp"
+#include "epg/state_block.hpp"
+
+namespace larmor::epg {
+
+// Deferred relaxation (forward runs at float). On the axis an interval's
+// relaxation is diagonal (E2 on a and b, E1 on c) plus the recovery of c_0,
+// and it commutes with shifts (the same E2 for every F order), spoilers and
+// samples up to a factor; successive intervals compose into that of their
+// summed duration. So the event loop only counts the time since the last
+// pulse (and whether a spoiler came), and the next pulse applies its
+// relaxation as a column scaling of the rotation: one pass over the orders
+// per pulse instead of one per pulse and one per interval, and the
+// exponentials once per pulse. The stored state (a*, b*, c*) and the
+// pending factors give the true state
+//   a = e2 a*,  b = e2 b*,  c_k = e1 c*_k,  c_0 = e1 c*_0 + recovery.
+//
+// On devices, shifts are deferred the same way: they commute with the
+// relaxation (one E2 for every F order, and c is never shifted) and with a
+// spoiler, so the loop only counts them. The next pulse reads its inputs
+// shifted (a rotation writes every order anyway: a shift folded into it costs
+// no register moves), and a sample reads F+_0 after p shifts, which is -F-_p
+// before them (a_0 = -b_p). Counts past a block's reach are applied as plain
+// shifts first.
+struct PendingInterval {
+  float elapsed = 0.0f;  // [s] since the last pulse
+  bool spoiled = false;  // a spoiler since the last pulse: the F states are zero
+  int shifts = 0;        // shifts since the last pulse (device blocks)
+};
+
+// The relaxation factors of the last interval a pulse (`WithT1`) or a sample
+// took, per lane. Trains repeat their intervals (mese: one before each pulse,
+// one before each sample) or change them every repetition (mrf), so one
+// entry per use suffices; the complex kernels' two-slot cache, shared by both
+// uses, missed on every mrf event and cost more register selects than the
+// exponentials. A duration of zero gives the identity (exp(0) is exactly 1).
+template <int Lanes, bool WithT1>
+struct IntervalCache {
+  float duration = -1.0f;
+  float e1[Lanes], e2[Lanes];
+
+  KOKKOS_FORCEINLINE_FUNCTION IntervalCache() {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) e1[l] = e2[l] = 1.0f;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void look_up(float t, const float (&r1)[Lanes],
+                                           const float (&r2)[Lanes]) {
+    if (t == duration) return;
+    duration = t;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      e2[l] = kx::exp(-t * r2[l]);
+      if constexpr (WithT1) e1[l] = kx::exp(-t * r1[l]);
+    }
+  }
+};
+
+// A pending interval's factors per lane (a sample's cache has no T1 part:
+// it reads only F+_0).
+template <int Lanes>
+struct PendingFactors {
+  float e1[Lanes], e2[Lanes], recovery[Lanes];
+
+  template <bool WithT1>
+  KOKKOS_FORCEINLINE_FUNCTION PendingFactors(const IntervalCache<Lanes, WithT1>& interval,
+                                             bool spoiled) {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      e1[l] = WithT1 ? interval.e1[l] : 1.0f;
+      e2[l] = spoiled ? 0.0f : interval.e2[l];
+      recovery[l] = WithT1 ? 1.0f - interval.e1[l] : 0.0f;
+    }
+  }
+};
+
+// A pulse's rotation R after the pending relaxation D (plus recovery r on
+// c_0): R D scales R's columns, and R r adds (-v r, v r, ca r) to order 0.
+template <int Lanes>
+struct PendingRotation {
+  float c2[Lanes], u[Lanes], v[Lanes], h[Lanes], ca[Lanes];  // columns scaled
+  float zero_a[Lanes], zero_c[Lanes];                        // order 0: v r, ca r
+
+  KOKKOS_FORCEINLINE_FUNCTION PendingRotation(const LaneRotations<float, Lanes>& r,
+                                              const PendingFactors<Lanes>& p) {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      c2[l] = r.c2[l] * p.e2[l];
+      u[l] = r.u_re[l] * p.e2[l];
+      h[l] = r.h_re[l] * p.e2[l];
+      v[l] = r.v_re[l] * p.e1[l];
+      ca[l] = r.ca[l] * p.e1[l];
+      zero_a[l] = r.v_re[l] * p.recovery[l];
+      zero_c[l] = r.ca[l] * p.recovery[l];
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void apply(int l, float& a, float& b, float& c) const {
+    const float na = c2[l] * a + u[l] * b - v[l] * c;
+    const float nb = u[l] * a + c2[l] * b + v[l] * c;
+    const float nc = ca[l] * c + h[l] * (a - b);
+    a = na;
+    b = nb;
+    c = nc;
+  }
+  // Order 0 after apply(); `weight` 0 or 1 keeps device threads uniform.
+  KOKKOS_FORCEINLINE_FUNCTION void recover(int l, float weight, float& a, float& b,
+                                           float& c) const {
+    a -= weight * zero_a[l];
+    b += weight * zero_a[l];
+    c += weight * zero_c[l];
+  }
+};
+
+}  // namespace larmor::epg
