@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+#include <optional>
 
 #include "parallel/communicator.hpp"
 
@@ -35,7 +37,13 @@ int main(int argc, char** argv) {
   larmor::parallel::MpiSession session(&argc, &argv);
 #if LARMOR_TEST_KOKKOS
   // Every test binary may launch kernels; Kokkos lives between MPI's bounds.
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  // Listing the tests (CTest's discovery) starts none: Kokkos' start-up
+  // warnings on stdout would be read as test names.
+  bool listing = false;
+  for (int i = 1; i < argc; ++i)
+    listing = listing || std::strcmp(argv[i], "--gtest_list_tests") == 0;
+  std::optional<Kokkos::ScopeGuard> kokkos;
+  if (!listing) kokkos.emplace(argc, argv);
 #endif
   ::testing::InitGoogleTest(&argc, argv);
   const larmor::parallel::Communicator world;
