@@ -88,27 +88,37 @@ struct OrderBounds {
   void pulse() { plus = minus = z = std::max({plus, minus, z}); }
   // An ideal spoiler zeroes every F state.
   void spoil() { plus = minus = -1; }
+  // A sample reads F+_0, which is F-_0 too (backward walk).
+  void sample() {
+    plus = std::max(plus, 0);
+    minus = std::max(minus, 0);
+  }
 };
 
+enum class Step { shift, pulse, sample, wait, spoil };
+
+// An event's steps in the kernels' order (event_abi.hpp), or in reverse.
 template <class Visit>
 void for_each_step(const Event& e, bool forward, Visit&& visit) {
   using namespace abi::action;
-  const std::uint32_t a = e.action;
-  const auto shift_bit = [&](std::uint32_t bit) {
-    if ((a & bit) != 0) visit('s');
+  const auto shift_if = [&](std::uint32_t bit) {
+    if ((e.action & bit) != 0) visit(Step::shift);
   };
+  const Step instant = e.kind == EventKind::pulse ? Step::pulse
+                       : e.kind == EventKind::adc ? Step::sample
+                                                  : Step::wait;
   if (forward) {
-    shift_bit(crush_before);
-    visit(e.kind == EventKind::pulse ? 'p' : e.kind == EventKind::adc ? 'a' : 'w');
-    shift_bit(crush_after);
-    shift_bit(shift_after);
-    if ((a & spoil_after) != 0) visit('x');
+    shift_if(crush_before);
+    visit(instant);
+    shift_if(crush_after);
+    shift_if(shift_after);
+    if ((e.action & spoil_after) != 0) visit(Step::spoil);
   } else {
-    if ((a & spoil_after) != 0) visit('x');
-    shift_bit(shift_after);
-    shift_bit(crush_after);
-    visit(e.kind == EventKind::pulse ? 'p' : e.kind == EventKind::adc ? 'a' : 'w');
-    shift_bit(crush_before);
+    if ((e.action & spoil_after) != 0) visit(Step::spoil);
+    shift_if(shift_after);
+    shift_if(crush_after);
+    visit(instant);
+    shift_if(crush_before);
   }
 }
 
@@ -122,24 +132,24 @@ int sample_reach_order_count(const Description& d) {
   OrderBounds ahead;
   ahead.z = 0;  // equilibrium: Z_0 only
   for (const Event& e : d.events) {
-    for_each_step(e, true, [&](char step) {
-      if (step == 's') ahead.shift_forward(), nonzero_after.push_back(ahead.plus);
-      if (step == 'p') ahead.pulse();
-      if (step == 'x') ahead.spoil();
+    for_each_step(e, true, [&](Step step) {
+      if (step == Step::shift) ahead.shift_forward(), nonzero_after.push_back(ahead.plus);
+      if (step == Step::pulse) ahead.pulse();
+      if (step == Step::spoil) ahead.spoil();
     });
   }
   OrderBounds read;
   int highest = 0;
   std::size_t shift = nonzero_after.size();
   for (auto e = d.events.rbegin(); e != d.events.rend(); ++e) {
-    for_each_step(*e, false, [&](char step) {
-      if (step == 's') {
+    for_each_step(*e, false, [&](Step step) {
+      if (step == Step::shift) {
         highest = std::max(highest, std::min(nonzero_after[--shift], read.plus));
         read.shift_backward();
       }
-      if (step == 'p') read.pulse();
-      if (step == 'a') read.plus = std::max(read.plus, 0), read.minus = std::max(read.minus, 0);
-      if (step == 'x') read.spoil();
+      if (step == Step::pulse) read.pulse();
+      if (step == Step::sample) read.sample();
+      if (step == Step::spoil) read.spoil();
     });
   }
   return highest + 1;

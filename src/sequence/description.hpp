@@ -92,14 +92,14 @@ void keep_last_samples(Description& d, int n);
 int default_order_count(const Description& d);
 int resolve_order_count(const Description& d, int requested /* <= 0: auto */);
 
-// The fewest orders that give every sample of a run from equilibrium exactly:
-// one more than the highest order an F+ state reaches (at a shift) while it can
-// still return to order 0 by a later sample. Only shifts couple orders, each by
-// one, so a state that cannot climb back down in the shifts left is never read;
-// truncating there drops nothing a sample sees (docs/physics.md, "Orders that
-// reach a sample"). A 2n-echo CPMG train with a crusher either side of each
-// refocusing pulse needs 2n of its 4n + 1 orders. Not for carried states: a
-// steady-state period's final state is read by the next period.
+// Orders that give every sample of a run from equilibrium exactly: one more than the highest order
+// an F+ state reaches (at a shift) while it may be non-zero and may still return to order 0 by a
+// later sample; the least such count where the stream leaves no gaps between the orders it fills.
+// Only shifts couple orders, each by one, so a state that cannot climb back down in the shifts left
+// is never read, and truncating above it drops nothing a sample sees (docs/physics.md, "Orders that
+// reach a sample"). A 2n-echo CPMG train with a crusher either side of each refocusing pulse needs
+// 2n of its 4n + 1 orders. Not for carried states: a steady-state period's final state is read by
+// the next period.
 int sample_reach_order_count(const Description& d);
 
 }  // namespace larmor::sequence
