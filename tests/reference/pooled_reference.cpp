@@ -1,6 +1,7 @@
 #include "reference/pooled_reference.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -54,19 +55,35 @@ Model model_of(const PooledTissue& t) {
   return m;
 }
 
+// One order's values across the pools (at most three: two free pools and a
+// bound one), held in place: the integrator below runs once per order per
+// interval, and heap vectors there made the pooled tests' finite differences
+// take most of a minute.
+struct PoolVector {
+  std::array<Complex, 3> v{};
+  std::size_t n = 0;
+
+  explicit PoolVector(int size) : n(std::size_t(size)) {
+    if (size > 3) throw std::invalid_argument("pooled reference: at most three pools");
+  }
+  std::size_t size() const { return n; }
+  Complex& operator[](std::size_t i) { return v[i]; }
+  const Complex& operator[](std::size_t i) const { return v[i]; }
+};
+
 // y' = f(y) for one order's vector; RK4 over `duration` in `steps` steps.
-template <class Vec, class Rhs>
-void integrate(Vec& y, double duration, int steps, Rhs rhs) {
+template <class Rhs>
+void integrate(PoolVector& y, double duration, int steps, Rhs rhs) {
   const double h = duration / steps;
   for (int s = 0; s < steps; ++s) {
-    const Vec k1 = rhs(y);
-    Vec y2 = y, y3 = y, y4 = y;
+    const PoolVector k1 = rhs(y);
+    PoolVector y2 = y, y3 = y, y4 = y;
     for (std::size_t i = 0; i < y.size(); ++i) y2[i] += 0.5 * h * k1[i];
-    const Vec k2 = rhs(y2);
+    const PoolVector k2 = rhs(y2);
     for (std::size_t i = 0; i < y.size(); ++i) y3[i] += 0.5 * h * k2[i];
-    const Vec k3 = rhs(y3);
+    const PoolVector k3 = rhs(y3);
     for (std::size_t i = 0; i < y.size(); ++i) y4[i] += h * k3[i];
-    const Vec k4 = rhs(y4);
+    const PoolVector k4 = rhs(y4);
     for (std::size_t i = 0; i < y.size(); ++i)
       y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
   }
@@ -122,10 +139,10 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
     // Transverse: per signed order, the free pools' F with exchange between
     // free pools and the common precession.
     for (int n = -(orders - 1); n < orders; ++n) {
-      std::vector<Complex> y(std::size_t(m.free));
+      PoolVector y(m.free);
       for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].f(n);
-      integrate(y, e.duration_s, steps, [&](const std::vector<Complex>& v) {
-        std::vector<Complex> dv(v.size());
+      integrate(y, e.duration_s, steps, [&](const PoolVector& v) {
+        PoolVector dv(m.free);
         for (int i = 0; i < m.free; ++i) {
           Complex out = Complex(-m.r2[std::size_t(i)], 2 * kPi * m.df) * v[std::size_t(i)];
           for (int j = 0; j < m.free; ++j) {
@@ -141,11 +158,11 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
     }
     // Longitudinal: per order, every pool's Z with exchange; recovery at k = 0.
     for (int k = 0; k < orders; ++k) {
-      std::vector<Complex> y(std::size_t(m.pools));
+      PoolVector y(m.pools);
       for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].z(k);
-      if (m.pools > m.free) y.back() = bound[std::size_t(k)];
-      integrate(y, e.duration_s, steps, [&](const std::vector<Complex>& v) {
-        std::vector<Complex> dv(v.size());
+      if (m.pools > m.free) y[std::size_t(m.pools - 1)] = bound[std::size_t(k)];
+      integrate(y, e.duration_s, steps, [&](const PoolVector& v) {
+        PoolVector dv(m.pools);
         for (int i = 0; i < m.pools; ++i) {
           Complex out =
               -m.r1[std::size_t(i)] * (v[std::size_t(i)] - (k == 0 ? m.eq[std::size_t(i)] : 0.0));
@@ -162,7 +179,7 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
         free[std::size_t(p)].set_z(
             k, k == 0 ? Complex(y[std::size_t(p)].real(), 0.0) : y[std::size_t(p)]);
       }
-      if (m.pools > m.free) bound[std::size_t(k)] = y.back();
+      if (m.pools > m.free) bound[std::size_t(k)] = y[std::size_t(m.pools - 1)];
     }
   }
   return samples;
