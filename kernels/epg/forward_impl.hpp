@@ -198,8 +198,8 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
     // warp holds several such groups; beyond, one order per thread.
     // On the axis, sixteen orders of two voxels: the per-event work on each
     // lane (flip, exponentials, decode) is repeated on every thread of a
-    // group, so fewer threads per group do less of it (docs/performance.md
-    // "Real-subspace path").
+    // group, so fewer threads per group do less of it
+    // (docs/performance-real-path.md).
     s.orders_per_thread = orders <= 64 ? (on_axis ? 16 : 4) : 1;
     s.lanes = orders <= 64 && on_axis ? 2 : 1;
     int opt = 0, lanes = 0;
