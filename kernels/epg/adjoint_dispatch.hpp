@@ -169,6 +169,13 @@ void simulate_reverse(const ExecSpace& exec,
     };
     if constexpr (kx::is_host_space_v<ExecSpace>) {
       if (events.orders <= 16) return grouped(std::integral_constant<int, 16>{}, 1);
+      // The axis states move, save and replay whole blocks per event: a
+      // block of 32 halves that for trains reading 32 orders (mese).
+      if constexpr (std::is_same_v<Real, float>) {
+        if (events.orders <= 32 && events.on_axis && !declares_terms(tissue)) {
+          return launch_grouped(std::common_type<AxisAdjointKernel<ExecSpace, 32>>{}, 32, 1);
+        }
+      }
       return grouped(std::integral_constant<int, 64>{}, 1);
     } else {
       return grouped(std::integral_constant<int, 4>{}, events.orders <= 16 ? 4 : 16);

@@ -22,6 +22,8 @@
 // written in the two channels' coordinates.
 #pragma once
 
+#include <cstring>
+
 #include "epg/adjoint_impl.hpp"
 #include "epg/state_block.hpp"
 
@@ -96,6 +98,25 @@ struct AxisAdjointKernel {
   using Store = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
   static constexpr int components = 3;
   static constexpr int parts = 1;
+  static constexpr bool host = kx::is_host_space_v<ExecSpace>;
+
+  // `f(j)` for the live orders [0, here) of a thread's block. Device threads
+  // unroll over the whole block with a guard (their blocks are registers,
+  // which need compile-time indices); a host thread holds every order and
+  // loops to `here`, which g++ vectorises (a guarded loop over the block it
+  // left scalar). `f` must not carry anything from one order to the next.
+  template <class F>
+  static KOKKOS_FORCEINLINE_FUNCTION void for_live(int here, F&& f) {
+    if constexpr (host) {
+#pragma omp simd
+      for (int j = 0; j < here; ++j) f(j);
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        if (j < here) f(j);
+      }
+    }
+  }
 
   EventTable<memory_space> events;
   TissueViews<memory_space> tissue;
@@ -118,22 +139,37 @@ struct AxisAdjointKernel {
     }
   };
 
+  // A host thread's block is whole rows of the store: three row copies,
+  // which g++ does with vector moves (its element loop stayed scalar and
+  // was a fifth of the host sweep's time).
   KOKKOS_INLINE_FUNCTION void save(const Store& store, int v, int slot, const Place& at,
                                    const Channel& s) const {
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      store(v, slot, 0, at.first_order + j) = s.a[j];
-      store(v, slot, 1, at.first_order + j) = s.b[j];
-      store(v, slot, 2, at.first_order + j) = s.c[j];
+    if constexpr (host) {
+      std::memcpy(&store(v, slot, 0, 0), s.a, sizeof s.a);
+      std::memcpy(&store(v, slot, 1, 0), s.b, sizeof s.b);
+      std::memcpy(&store(v, slot, 2, 0), s.c, sizeof s.c);
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        store(v, slot, 0, at.first_order + j) = s.a[j];
+        store(v, slot, 1, at.first_order + j) = s.b[j];
+        store(v, slot, 2, at.first_order + j) = s.c[j];
+      }
     }
   }
   KOKKOS_INLINE_FUNCTION void load(const Store& store, int v, int slot, const Place& at,
                                    Channel& s) const {
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      s.a[j] = store(v, slot, 0, at.first_order + j);
-      s.b[j] = store(v, slot, 1, at.first_order + j);
-      s.c[j] = store(v, slot, 2, at.first_order + j);
+    if constexpr (host) {
+      std::memcpy(s.a, &store(v, slot, 0, 0), sizeof s.a);
+      std::memcpy(s.b, &store(v, slot, 1, 0), sizeof s.b);
+      std::memcpy(s.c, &store(v, slot, 2, 0), sizeof s.c);
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        s.a[j] = store(v, slot, 0, at.first_order + j);
+        s.b[j] = store(v, slot, 1, at.first_order + j);
+        s.c[j] = store(v, slot, 2, at.first_order + j);
+      }
     }
   }
 
@@ -203,24 +239,18 @@ struct AxisAdjointKernel {
     if (act & abi::action::crush_before) shift(team, x, at, s);
     if (kind_of(rec) == abi::EventKind::pulse) {
       const auto r = rotation_of(rec, t);
-      LARMOR_UNROLL
-      for (int j = 0; j < OPT; ++j) {
-        if (j < here) axis_adjoint_detail::rotate(r, s.a[j], s.b[j], s.c[j]);
-      }
+      for_live(here, [&](int j) { axis_adjoint_detail::rotate(r, s.a[j], s.b[j], s.c[j]); });
     }
     if (act & abi::action::crush_after) shift(team, x, at, s);
     if (act & abi::action::shift_after) shift(team, x, at, s);
     if (act & abi::action::spoil_after) s.spoil();
     if (rec.duration > 0.0f) {
       const auto ev = adjoint_detail::evolution_of(rec, t);
-      LARMOR_UNROLL
-      for (int j = 0; j < OPT; ++j) {
-        if (j < here) {
-          s.a[j] *= ev.e2;
-          s.b[j] *= ev.e2;
-          s.c[j] = ev.e1 * s.c[j] + (at.first_order + j == 0 ? ev.recovery : 0.0f);
-        }
-      }
+      for_live(here, [&](int j) {
+        s.a[j] *= ev.e2;
+        s.b[j] *= ev.e2;
+        s.c[j] = ev.e1 * s.c[j] + (at.first_order + j == 0 ? ev.recovery : 0.0f);
+      });
     }
   }
 
@@ -295,10 +325,7 @@ struct AxisAdjointKernel {
     axis_adjoint_detail::AxisRotation rot{};
     if (kind == abi::EventKind::pulse) {
       rot = rotation_of(rec, t);
-      LARMOR_UNROLL
-      for (int j = 0; j < OPT; ++j) {
-        if (j < here) axis_adjoint_detail::rotate(rot, s.a[j], s.b[j], s.c[j]);
-      }
+      for_live(here, [&](int j) { axis_adjoint_detail::rotate(rot, s.a[j], s.b[j], s.c[j]); });
     }
     if (act & abi::action::crush_after) shift(team, x, at, s);
     if (act & abi::action::shift_after) shift(team, x, at, s);
@@ -358,18 +385,24 @@ struct AxisAdjointKernel {
                                                         int here, bool order_zero, float (&g)[4]) {
     float a = 0.0f, b = 0.0f, z = 0.0f;
     const float lz0 = order_zero && here > 0 ? l.c[0] : 0.0f;
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      if (j < here) {
-        a += l.a[j] * s.a[j] + l.b[j] * s.b[j];
-        b += m.b[j] * s.b[j] - m.a[j] * s.a[j];
-        z += l.c[j] * s.c[j];
-        l.a[j] *= ev.e2;
-        l.b[j] *= ev.e2;
-        l.c[j] *= ev.e1;
-        m.a[j] *= ev.e2;
-        m.b[j] *= ev.e2;
-        m.c[j] *= ev.e1;
+    const auto order = [&](int j, float& sum_a, float& sum_b, float& sum_z) {
+      sum_a += l.a[j] * s.a[j] + l.b[j] * s.b[j];
+      sum_b += m.b[j] * s.b[j] - m.a[j] * s.a[j];
+      sum_z += l.c[j] * s.c[j];
+      l.a[j] *= ev.e2;
+      l.b[j] *= ev.e2;
+      l.c[j] *= ev.e1;
+      m.a[j] *= ev.e2;
+      m.b[j] *= ev.e2;
+      m.c[j] *= ev.e1;
+    };
+    if constexpr (host) {  // as for_live, with the sums declared
+#pragma omp simd reduction(+ : a, b, z)
+      for (int j = 0; j < here; ++j) order(j, a, b, z);
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        if (j < here) order(j, a, b, z);
       }
     }
     adjoint_detail::evolution_derivatives(ev.e2 * a, ev.e2 * b, z, lz0, ev, rec, t, g);
@@ -382,16 +415,25 @@ struct AxisAdjointKernel {
   static KOKKOS_INLINE_FUNCTION void reverse_rotation(const Channel& s, Channel& l, Channel& m,
                                                       const axis_adjoint_detail::AxisRotation& r,
                                                       int here, float& da, float& dp) {
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      if (j < here) {
-        float a = s.a[j], b = s.b[j], c = s.c[j];
-        axis_adjoint_detail::rotate(r, a, b, c);
-        da += (l.b[j] - l.a[j]) * c + 0.5f * l.c[j] * (a - b);
-        dp += m.b[j] * b - m.a[j] * a;
-        axis_adjoint_detail::rotate_transposed_on_axis(r, l.a[j], l.b[j], l.c[j]);
-        axis_adjoint_detail::rotate_transposed_off_axis(r, m.a[j], m.b[j], m.c[j]);
-        dp -= m.b[j] * s.b[j] - m.a[j] * s.a[j];
+    const auto order = [&](int j, float& sum_da, float& sum_dp) {
+      float a = s.a[j], b = s.b[j], c = s.c[j];
+      axis_adjoint_detail::rotate(r, a, b, c);
+      sum_da += (l.b[j] - l.a[j]) * c + 0.5f * l.c[j] * (a - b);
+      sum_dp += m.b[j] * b - m.a[j] * a;
+      axis_adjoint_detail::rotate_transposed_on_axis(r, l.a[j], l.b[j], l.c[j]);
+      axis_adjoint_detail::rotate_transposed_off_axis(r, m.a[j], m.b[j], m.c[j]);
+      sum_dp -= m.b[j] * s.b[j] - m.a[j] * s.a[j];
+    };
+    if constexpr (host) {  // as for_live, with the sums declared
+      float sum_da = 0.0f, sum_dp = 0.0f;
+#pragma omp simd reduction(+ : sum_da, sum_dp)
+      for (int j = 0; j < here; ++j) order(j, sum_da, sum_dp);
+      da += sum_da;
+      dp += sum_dp;
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        if (j < here) order(j, da, dp);
       }
     }
   }

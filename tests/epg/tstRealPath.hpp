@@ -163,9 +163,9 @@ TEST(TEST_CATEGORY, real_path_jvp_matches_central_differences) {
 // gradients against forward mode (the dot-product identity), both against the
 // complex kernels' on the original stream, and the checkpoint interval
 // changing nothing. Orders 6, 24 and 64 fill the device's groups partly and
-// wholly; 97 orders, and the plain layout by request, run the complex kernels
-// on the rewritten table, whose flip gradients the simulator carries back the
-// same way.
+// wholly, and take the host's 16, 32 and 64 order blocks; 97 orders, and the plain layout by
+// request, run the complex kernels on the rewritten table, whose flip gradients the simulator
+// carries back the same way.
 TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
   constexpr double pi = 3.14159265358979323846;
   auto train = on_axis_train(700, 0.7, 60);
