@@ -156,10 +156,11 @@ void simulate_reverse(const ExecSpace& exec,
       const int league = (tissue.voxels + launch.groups - 1) / launch.groups;
       run(kernel, Kokkos::TeamPolicy<ExecSpace>(exec, league, launch.groups * group_threads));
     };
+    const bool on_axis = events.on_axis && !declares_terms(tissue);
     const auto grouped = [&](auto opt_constant, int group_threads) {
       constexpr int opt = decltype(opt_constant)::value;
       if constexpr (std::is_same_v<Real, float>) {
-        if (events.on_axis && !declares_terms(tissue)) {
+        if (on_axis) {
           using Axis = AxisAdjointKernel<ExecSpace, opt>;
           return launch_grouped(std::common_type<Axis>{}, opt, group_threads);
         }
@@ -172,7 +173,7 @@ void simulate_reverse(const ExecSpace& exec,
       // The axis states move, save and replay whole blocks per event: a
       // block of 32 halves that for trains reading 32 orders (mese).
       if constexpr (std::is_same_v<Real, float>) {
-        if (events.orders <= 32 && events.on_axis && !declares_terms(tissue)) {
+        if (events.orders <= 32 && on_axis) {
           return launch_grouped(std::common_type<AxisAdjointKernel<ExecSpace, 32>>{}, 32, 1);
         }
       }
