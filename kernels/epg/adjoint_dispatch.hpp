@@ -3,7 +3,8 @@
 // (adjoint_grouped.hpp: a voxel's orders over a group of one warp's threads in registers on a
 // device, all of them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
 // kernel (adjoint_impl.hpp) above; an on-axis table at float takes the grouped layout on the axis
-// states (axis_adjoint.hpp). LARMOR_ADJOINT_LAYOUT=plain selects the
+// states (axis_adjoint.hpp), eight voxels in SIMD lanes per host thread (one under
+// LARMOR_REAL_SCALAR=1). LARMOR_ADJOINT_LAYOUT=plain selects the
 // plain kernel for any order count (the tests compare the two everywhere).
 #pragma once
 
@@ -24,8 +25,9 @@ namespace adjoint_detail {
 
 struct ReverseLaunch {
   int interval = 1;
-  int padded_orders = 0;  // orders of a store row
+  int padded_orders = 0;  // values of a store row: orders (x lanes)
   int groups = 1, group_threads = 1;
+  int lanes = 1;  // voxels per store row
 };
 
 // The fields every reverse kernel shares, and its checkpoint stores.
@@ -45,11 +47,12 @@ Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
   kernel.interval = launch.interval;
   const int stretches = (events.count + launch.interval - 1) / launch.interval;
   const int components = Kernel::components * Kernel::parts;
+  const int rows = (tissue.voxels + launch.lanes - 1) / launch.lanes;
   kernel.checkpoints = typename Kernel::Store(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), tissue.voxels,
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), rows,
       stretches, components, launch.padded_orders);
   kernel.stretch = typename Kernel::Store(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_stretch"), tissue.voxels,
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_stretch"), rows,
       launch.interval, components, launch.padded_orders);
   return kernel;
 }
@@ -141,42 +144,57 @@ void simulate_reverse(const ExecSpace& exec,
   }
   if (use_grouped_layout(events.orders)) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
-    // team. Host: a team of one thread holding every order. An on-axis table
-    // (at float) runs the axis states (axis_adjoint.hpp), else the complex
-    // ones (exact on a rewritten table too: the rewrite is a change of frame).
-    const auto launch_grouped = [&](auto kernel_type, int opt, int group_threads) {
+    // team. Host: a team of one thread holding every order (of eight voxels
+    // in SIMD lanes on the axis). An on-axis table (at float) runs the axis
+    // states (axis_adjoint.hpp), else the complex ones (exact on a rewritten
+    // table too: the rewrite is a change of frame).
+    constexpr bool host = kx::is_host_space_v<ExecSpace>;
+    const auto launch_grouped = [&](auto kernel_type, int opt, int group_threads, int lanes) {
       using Kernel = typename decltype(kernel_type)::type;
-      launch.padded_orders = opt * group_threads;
+      launch.lanes = lanes;
+      launch.padded_orders = opt * group_threads * launch.lanes;
       launch.group_threads = group_threads;
-      launch.groups = kx::is_host_space_v<ExecSpace> ? 1 : 32 / group_threads;
+      launch.groups = host ? 1 : 32 / group_threads;
       auto kernel =
           configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch);
       kernel.groups = launch.groups;
       kernel.group_threads = group_threads;
-      const int league = (tissue.voxels + launch.groups - 1) / launch.groups;
+      const int per_team = launch.groups * launch.lanes;
+      const int league = (tissue.voxels + per_team - 1) / per_team;
       run(kernel, Kokkos::TeamPolicy<ExecSpace>(exec, league, launch.groups * group_threads));
     };
-    const bool on_axis = events.on_axis && !declares_terms(tissue);
+    if constexpr (std::is_same_v<Real, float>) {
+      if (events.on_axis && !declares_terms(tissue)) {
+        const auto axis = [&](auto opt_constant, auto lanes_constant, int group_threads) {
+          constexpr int opt = decltype(opt_constant)::value;
+          using Axis = AxisAdjointKernel<ExecSpace, opt, decltype(lanes_constant)::value>;
+          launch_grouped(std::common_type<Axis>{}, opt, group_threads, Axis::lanes);
+        };
+        using One = std::integral_constant<int, 1>;
+        if constexpr (host) {
+          // The axis states move, save and replay whole blocks per event:
+          // blocks of 16, 32 or 64 orders keep them no larger than the run.
+          const auto host_axis = [&](auto lanes_constant) {
+            if (events.orders <= 16)
+              return axis(std::integral_constant<int, 16>{}, lanes_constant, 1);
+            if (events.orders <= 32)
+              return axis(std::integral_constant<int, 32>{}, lanes_constant, 1);
+            return axis(std::integral_constant<int, 64>{}, lanes_constant, 1);
+          };
+          if (real_scalar_requested(adjoint_kernel_name)) return host_axis(One{});
+          return host_axis(std::integral_constant<int, 8>{});
+        } else {
+          return axis(std::integral_constant<int, 4>{}, One{}, events.orders <= 16 ? 4 : 16);
+        }
+      }
+    }
     const auto grouped = [&](auto opt_constant, int group_threads) {
       constexpr int opt = decltype(opt_constant)::value;
-      if constexpr (std::is_same_v<Real, float>) {
-        if (on_axis) {
-          using Axis = AxisAdjointKernel<ExecSpace, opt>;
-          return launch_grouped(std::common_type<Axis>{}, opt, group_threads);
-        }
-      }
       using Complex = GroupedAdjointKernel<ExecSpace, Real, opt>;
-      return launch_grouped(std::common_type<Complex>{}, opt, group_threads);
+      return launch_grouped(std::common_type<Complex>{}, opt, group_threads, 1);
     };
-    if constexpr (kx::is_host_space_v<ExecSpace>) {
+    if constexpr (host) {
       if (events.orders <= 16) return grouped(std::integral_constant<int, 16>{}, 1);
-      // The axis states move, save and replay whole blocks per event: a
-      // block of 32 halves that for trains reading 32 orders (mese).
-      if constexpr (std::is_same_v<Real, float>) {
-        if (events.orders <= 32 && on_axis) {
-          return launch_grouped(std::common_type<AxisAdjointKernel<ExecSpace, 32>>{}, 32, 1);
-        }
-      }
       return grouped(std::integral_constant<int, 64>{}, 1);
     } else {
       return grouped(std::integral_constant<int, 4>{}, events.orders <= 16 ? 4 : 16);

@@ -20,100 +20,93 @@
 // derivatives along a pulse's or sample's phase and along df (at df = 0, the
 // path's condition) pair m with G x. These are adjoint_impl.hpp's pairings
 // written in the two channels' coordinates.
+//
+// Lanes. A device thread holds one voxel (L = 1; its group's threads split the
+// orders). A host thread holds every order of L voxels, each order's lanes
+// side by side, so that the per-order steps run as SIMD loops over the lanes,
+// as the forward host blocks do (axis_state.hpp); LARMOR_REAL_SCALAR=1 runs
+// L = 1 there too, for comparison.
 #pragma once
 
 #include <cstring>
 
 #include "epg/adjoint_impl.hpp"
+#include "epg/axis_adjoint_lanes.hpp"
 #include "epg/state_block.hpp"
 
 namespace larmor::epg {
 
-namespace axis_adjoint_detail {
-
-// One thread's block of a voxel's orders in one real channel.
-template <int OPT>
-struct Channel {
-  float a[OPT], b[OPT], c[OPT];
-
-  KOKKOS_FORCEINLINE_FUNCTION void clear() {
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) a[j] = b[j] = c[j] = 0.0f;
-  }
-  KOKKOS_FORCEINLINE_FUNCTION void spoil() {
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) a[j] = b[j] = 0.0f;
-  }
-};
-
-// A pulse at phase 0 by the signed flip f (rotate_on_axis's coefficients:
-// c2 = cos^2(f/2), u = sin^2(f/2), v = sin f, h = v / 2).
-struct AxisRotation {
-  float c2, ca, u, v, h;
-};
-
-KOKKOS_FORCEINLINE_FUNCTION AxisRotation axis_rotation(const RotationCoefficients<float>& r) {
-  return {r.c2, r.ca, r.u_re, r.v_re, r.h_re};
-}
-
-// The forward step on the axis.
-KOKKOS_FORCEINLINE_FUNCTION void rotate(const AxisRotation& r, float& a, float& b, float& c) {
-  const float na = r.c2 * a + r.u * b - r.v * c;
-  const float nb = r.u * a + r.c2 * b + r.v * c;
-  c = r.ca * c + r.h * (a - b);
-  a = na;
-  b = nb;
-}
-
-// The transposes of the step on the axis (l) and off it (m, sines negated).
-KOKKOS_FORCEINLINE_FUNCTION void rotate_transposed_on_axis(const AxisRotation& r, float& a,
-                                                           float& b, float& c) {
-  const float na = r.c2 * a + r.u * b + r.h * c;
-  const float nb = r.u * a + r.c2 * b - r.h * c;
-  c = r.v * (b - a) + r.ca * c;
-  a = na;
-  b = nb;
-}
-KOKKOS_FORCEINLINE_FUNCTION void rotate_transposed_off_axis(const AxisRotation& r, float& p,
-                                                            float& q, float& s) {
-  const float np = r.c2 * p + r.u * q - r.h * s;
-  const float nq = r.u * p + r.c2 * q + r.h * s;
-  s = r.v * (p - q) + r.ca * s;
-  p = np;
-  q = nq;
-}
-
-}  // namespace axis_adjoint_detail
-
-template <class ExecSpace, int OPT>
+template <class ExecSpace, int OPT, int L = 1>
 struct AxisAdjointKernel {
   static_assert(OPT >= 2, "the transpose of a shift needs orders 0 and 1 on one thread");
+  static constexpr bool host = kx::is_host_space_v<ExecSpace>;
+  static_assert(L == 1 || host, "a device thread holds one voxel's orders");
   using memory_space = typename ExecSpace::memory_space;
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
-  using Channel = axis_adjoint_detail::Channel<OPT>;
-  using Exchange = EdgeExchange<float, 1>;
+  using Channel = axis_adjoint_detail::Channel<OPT, L>;
+  using Rotations = axis_adjoint_detail::LaneAxisRotations<L>;
+  using Relaxations = axis_adjoint_detail::LaneRelaxations<L>;
+  using Coefficients = axis_adjoint_detail::LaneCoefficients<L, host>;
+  using Exchange = EdgeExchange<float, L>;
   using Tissue = adjoint_detail::VoxelTissue<float>;
-  // [voxel][slot][a, b, c][padded orders]
+  // [lane block][slot][a, b, c][padded orders x lanes]
   using Store = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
   static constexpr int components = 3;
   static constexpr int parts = 1;
-  static constexpr bool host = kx::is_host_space_v<ExecSpace>;
+  static constexpr int lanes = L;
 
-  // `f(j)` for the live orders [0, here) of a thread's block. Device threads
-  // unroll over the whole block with a guard (their blocks are registers,
-  // which need compile-time indices); a host thread holds every order and
-  // loops to `here`, which g++ vectorises (a guarded loop over the block it
+  // `f(j, l)` for the live orders [0, here) of a thread's block and each
+  // lane. Device threads unroll over the whole block with a guard (their
+  // blocks are registers, which need compile-time indices); a host thread
+  // holds every order and loops to `here`, vectorising over the lanes, or
+  // over the orders when it has one lane (a guarded loop over the block g++
   // left scalar). `f` must not carry anything from one order to the next.
   template <class F>
   static KOKKOS_FORCEINLINE_FUNCTION void for_live(int here, F&& f) {
-    if constexpr (host) {
+    if constexpr (host && L == 1) {
 #pragma omp simd
-      for (int j = 0; j < here; ++j) f(j);
+      for (int j = 0; j < here; ++j) f(j, 0);
+    } else if constexpr (host) {
+      for (int j = 0; j < here; ++j) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) f(j, l);
+      }
     } else {
       LARMOR_UNROLL
       for (int j = 0; j < OPT; ++j) {
-        if (j < here) f(j);
+        if (j < here) {
+          LARMOR_UNROLL
+          for (int l = 0; l < L; ++l) f(j, l);
+        }
+      }
+    }
+  }
+
+  // As for_live, with three sums per lane that `f(j, l, x, y, z)` adds to
+  // (declared as reductions where the loop runs over the orders).
+  template <class F>
+  static KOKKOS_FORCEINLINE_FUNCTION void sum_live(int here, F&& f, float (&x)[L], float (&y)[L],
+                                                   float (&z)[L]) {
+    if constexpr (host && L == 1) {
+      float sx = 0.0f, sy = 0.0f, sz = 0.0f;
+#pragma omp simd reduction(+ : sx, sy, sz)
+      for (int j = 0; j < here; ++j) f(j, 0, sx, sy, sz);
+      x[0] += sx;
+      y[0] += sy;
+      z[0] += sz;
+    } else if constexpr (host) {
+      for (int j = 0; j < here; ++j) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) f(j, l, x[l], y[l], z[l]);
+      }
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        if (j < here) {
+          LARMOR_UNROLL
+          for (int l = 0; l < L; ++l) f(j, l, x[l], y[l], z[l]);
+        }
       }
     }
   }
@@ -125,13 +118,18 @@ struct AxisAdjointKernel {
   ReverseOutputs<memory_space> out;
   Store checkpoints, stretch;
   int interval = 1;
-  int groups = 1;         // voxels per team
-  int group_threads = 1;  // threads per voxel (a power of two dividing a warp)
+  int groups = 1;         // lane blocks per team
+  int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
-  // Where this thread's block sits in its voxel's group.
+  // Where this thread's block sits in its group, and the group's voxels:
+  // lane l holds voxel first_voxel + l.
   struct Place {
     int thread = 0, first_order = 0;
     bool has_next = false;
+    int block = 0, first_voxel = 0;
+    bool block_active = false;  // some lane holds a voxel
+    bool active[L];
+    Tissue tissue[L];
 
     KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
       const int n = live - first_order;
@@ -141,34 +139,49 @@ struct AxisAdjointKernel {
 
   // A host thread's block is whole rows of the store: three row copies,
   // which g++ does with vector moves (its element loop stayed scalar and
-  // was a fifth of the host sweep's time).
-  KOKKOS_INLINE_FUNCTION void save(const Store& store, int v, int slot, const Place& at,
-                                   const Channel& s) const {
+  // was a fifth of the host sweep's time), of the first `orders` orders: a
+  // stretch row holds those an event reads (its live orders and the one
+  // above, which a shift moves down), a checkpoint row all (a replay from it
+  // runs events whose live orders grow). A device thread saves its block.
+  KOKKOS_INLINE_FUNCTION void save(const Store& store, int slot, const Place& at, const Channel& s,
+                                   int orders = OPT) const {
     if constexpr (host) {
-      std::memcpy(&store(v, slot, 0, 0), s.a, sizeof s.a);
-      std::memcpy(&store(v, slot, 1, 0), s.b, sizeof s.b);
-      std::memcpy(&store(v, slot, 2, 0), s.c, sizeof s.c);
+      const std::size_t bytes = sizeof(float) * L * std::size_t(orders);
+      std::memcpy(&store(at.block, slot, 0, 0), s.a, bytes);
+      std::memcpy(&store(at.block, slot, 1, 0), s.b, bytes);
+      std::memcpy(&store(at.block, slot, 2, 0), s.c, bytes);
     } else {
+      (void)orders;
       LARMOR_UNROLL
       for (int j = 0; j < OPT; ++j) {
-        store(v, slot, 0, at.first_order + j) = s.a[j];
-        store(v, slot, 1, at.first_order + j) = s.b[j];
-        store(v, slot, 2, at.first_order + j) = s.c[j];
+        LARMOR_UNROLL
+        for (int l = 0; l < L; ++l) {
+          const int k = (at.first_order + j) * L + l;
+          store(at.block, slot, 0, k) = s.a[j][l];
+          store(at.block, slot, 1, k) = s.b[j][l];
+          store(at.block, slot, 2, k) = s.c[j][l];
+        }
       }
     }
   }
-  KOKKOS_INLINE_FUNCTION void load(const Store& store, int v, int slot, const Place& at,
-                                   Channel& s) const {
+  KOKKOS_INLINE_FUNCTION void load(const Store& store, int slot, const Place& at, Channel& s,
+                                   int orders = OPT) const {
     if constexpr (host) {
-      std::memcpy(s.a, &store(v, slot, 0, 0), sizeof s.a);
-      std::memcpy(s.b, &store(v, slot, 1, 0), sizeof s.b);
-      std::memcpy(s.c, &store(v, slot, 2, 0), sizeof s.c);
+      const std::size_t bytes = sizeof(float) * L * std::size_t(orders);
+      std::memcpy(s.a, &store(at.block, slot, 0, 0), bytes);
+      std::memcpy(s.b, &store(at.block, slot, 1, 0), bytes);
+      std::memcpy(s.c, &store(at.block, slot, 2, 0), bytes);
     } else {
+      (void)orders;
       LARMOR_UNROLL
       for (int j = 0; j < OPT; ++j) {
-        s.a[j] = store(v, slot, 0, at.first_order + j);
-        s.b[j] = store(v, slot, 1, at.first_order + j);
-        s.c[j] = store(v, slot, 2, at.first_order + j);
+        LARMOR_UNROLL
+        for (int l = 0; l < L; ++l) {
+          const int k = (at.first_order + j) * L + l;
+          s.a[j][l] = store(at.block, slot, 0, k);
+          s.b[j][l] = store(at.block, slot, 1, k);
+          s.c[j][l] = store(at.block, slot, 2, k);
+        }
       }
     }
   }
@@ -182,74 +195,134 @@ struct AxisAdjointKernel {
     return v;
   }
 
+  // Moves the rows of `up` one order up and those of `down` one order down
+  // (the ends are the caller's). A device thread moves its whole block (its
+  // registers); a host thread only the event's live orders and the one above
+  // them (above, the state is zero and the adjoint dead: it never reaches a
+  // live order), as two block moves (g++ left the row loops as scalar copies).
+  static KOKKOS_FORCEINLINE_FUNCTION void move_rows(float (&up)[OPT][L], float (&down)[OPT][L],
+                                                    int here) {
+    if constexpr (host) {
+      const int rows = here < OPT ? here + 1 : OPT;
+      if (rows < 2) return;
+      std::memmove(&up[1][0], &up[0][0], sizeof(float) * (rows - 1) * L);
+      std::memmove(&down[0][0], &down[1][0], sizeof(float) * (rows - 1) * L);
+    } else {
+      (void)here;
+      LARMOR_UNROLL
+      for (int j = OPT - 1; j > 0; --j) {
+        LARMOR_UNROLL
+        for (int l = 0; l < L; ++l) up[j][l] = up[j - 1][l];
+      }
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT - 1; ++j) {
+        LARMOR_UNROLL
+        for (int l = 0; l < L; ++l) down[j][l] = down[j + 1][l];
+      }
+    }
+  }
+
+  static KOKKOS_FORCEINLINE_FUNCTION void copy_live(Channel& to, const Channel& from, int here) {
+    if constexpr (host) {
+      const std::size_t bytes = sizeof(float) * L * std::size_t(here);
+      std::memcpy(&to.a[0][0], &from.a[0][0], bytes);
+      std::memcpy(&to.b[0][0], &from.b[0][0], bytes);
+      std::memcpy(&to.c[0][0], &from.c[0][0], bytes);
+    } else {
+      (void)here;
+      to = from;
+    }
+  }
+
+  // The orders of a thread's block that an event reads.
+  static KOKKOS_FORCEINLINE_FUNCTION int read_orders(const Place& at, const EventRecord& rec) {
+    const int here = at.live_here(live_orders_of(rec));
+    return here < OPT ? here + 1 : OPT;
+  }
+
   // The forward shift on the axis: a_k <- a_{k-1}, b_k <- b_{k+1}, a_0 <- -b_0
   // (beyond the run's orders as StateBlock::shift: nothing flows back).
-  KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, const Place& at,
-                                    Channel& s) const {
-    float up[1][1] = {{s.a[OPT - 1]}}, down[1][1] = {{s.b[0]}};
+  KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, const Place& at, Channel& s,
+                                    int here) const {
+    float up[1][L], down[1][L];
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      up[0][l] = s.a[OPT - 1][l];
+      down[0][l] = s.b[0][l];
+    }
     x.trade(team, at.thread, up, down);
+    move_rows(s.a, s.b, here);
     LARMOR_UNROLL
-    for (int j = OPT - 1; j > 0; --j) s.a[j] = s.a[j - 1];
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT - 1; ++j) s.b[j] = s.b[j + 1];
-    s.b[OPT - 1] = at.has_next ? down[0][0] : 0.0f;
-    s.a[0] = at.thread > 0 ? up[0][0] : -s.b[0];
+    for (int l = 0; l < L; ++l) {
+      s.b[OPT - 1][l] = at.has_next ? down[0][l] : 0.0f;
+      s.a[0][l] = at.thread > 0 ? up[0][l] : -s.b[0][l];
+    }
   }
 
   // Its transpose on both adjoint channels: a moves down, b up, and the old
   // a_0 sends its adjoint to b_1, negated on the axis and as it is off it.
   KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, const Place& at, Channel& l,
-                                      Channel& m) const {
-    const float l0 = l.a[0], m0 = m.a[0];
-    float up[2][1] = {{l.b[OPT - 1]}, {m.b[OPT - 1]}};
-    float down[2][1] = {{l.a[0]}, {m.a[0]}};
+                                      Channel& m, int here) const {
+    float l0[L], m0[L], up[2][L], down[2][L];
+    LARMOR_UNROLL
+    for (int k = 0; k < L; ++k) {
+      l0[k] = l.a[0][k];
+      m0[k] = m.a[0][k];
+      up[0][k] = l.b[OPT - 1][k];
+      up[1][k] = m.b[OPT - 1][k];
+      down[0][k] = l.a[0][k];
+      down[1][k] = m.a[0][k];
+    }
     x.trade(team, at.thread, up, down);
-    unshift_block(at, l, down[0][0], up[0][0]);
-    unshift_block(at, m, down[1][0], up[1][0]);
+    unshift_block(at, l, down[0], up[0], here);
+    unshift_block(at, m, down[1], up[1], here);
     if (at.thread == 0) {
-      l.b[1] -= l0;
-      m.b[1] += m0;
+      LARMOR_UNROLL
+      for (int k = 0; k < L; ++k) {
+        l.b[1][k] -= l0[k];
+        m.b[1][k] += m0[k];
+      }
     }
   }
 
   // One channel's moves: `down` is the next thread's first a, `up` the
   // previous thread's last b.
-  static KOKKOS_FORCEINLINE_FUNCTION void unshift_block(const Place& at, Channel& ch, float down,
-                                                        float up) {
+  static KOKKOS_FORCEINLINE_FUNCTION void unshift_block(const Place& at, Channel& ch,
+                                                        const float (&down)[L],
+                                                        const float (&up)[L], int here) {
+    move_rows(ch.b, ch.a, here);
     LARMOR_UNROLL
-    for (int j = 0; j < OPT - 1; ++j) ch.a[j] = ch.a[j + 1];
-    LARMOR_UNROLL
-    for (int j = OPT - 1; j > 0; --j) ch.b[j] = ch.b[j - 1];
-    ch.a[OPT - 1] = at.has_next ? down : 0.0f;
-    ch.b[0] = at.thread > 0 ? up : 0.0f;
-  }
-
-  static KOKKOS_INLINE_FUNCTION axis_adjoint_detail::AxisRotation rotation_of(
-      const EventRecord& rec, const Tissue& t) {
-    return axis_adjoint_detail::axis_rotation(
-        adjoint_detail::rotation_of(rec, adjoint_detail::pulse_axis(rec, TransmitField{}), t));
+    for (int l = 0; l < L; ++l) {
+      ch.a[OPT - 1][l] = at.has_next ? down[l] : 0.0f;
+      ch.b[0][l] = at.thread > 0 ? up[l] : 0.0f;
+    }
   }
 
   // One event forward on the axis (the spoiler as its own step).
   KOKKOS_INLINE_FUNCTION void apply_event(const member& team, Exchange& x, const Place& at,
-                                          Channel& s, const EventRecord& rec,
-                                          const Tissue& t) const {
+                                          Coefficients& coefficients, Channel& s,
+                                          const EventRecord& rec) const {
     const std::uint32_t act = action_of(rec);
     const int here = at.live_here(live_orders_of(rec));
-    if (act & abi::action::crush_before) shift(team, x, at, s);
+    if (act & abi::action::crush_before) shift(team, x, at, s, here);
     if (kind_of(rec) == abi::EventKind::pulse) {
-      const auto r = rotation_of(rec, t);
-      for_live(here, [&](int j) { axis_adjoint_detail::rotate(r, s.a[j], s.b[j], s.c[j]); });
+      // Copies: a reference into the cache kept g++'s loops scalar (the
+      // stores to the state might alias it).
+      const Rotations r = coefficients.rotations(rec, at.tissue);
+      for_live(here, [&](int j, int l) {
+        axis_adjoint_detail::rotate(axis_adjoint_detail::axis_rotation(r, l), s.a[j][l], s.b[j][l],
+                                    s.c[j][l]);
+      });
     }
-    if (act & abi::action::crush_after) shift(team, x, at, s);
-    if (act & abi::action::shift_after) shift(team, x, at, s);
+    if (act & abi::action::crush_after) shift(team, x, at, s, here);
+    if (act & abi::action::shift_after) shift(team, x, at, s, here);
     if (act & abi::action::spoil_after) s.spoil();
     if (rec.duration > 0.0f) {
-      const auto ev = adjoint_detail::evolution_of(rec, t);
-      for_live(here, [&](int j) {
-        s.a[j] *= ev.e2;
-        s.b[j] *= ev.e2;
-        s.c[j] = ev.e1 * s.c[j] + (at.first_order + j == 0 ? ev.recovery : 0.0f);
+      const Relaxations ev = coefficients.relaxations(rec, at.tissue);
+      for_live(here, [&](int j, int l) {
+        s.a[j][l] *= ev.e2[l];
+        s.b[j][l] *= ev.e2[l];
+        s.c[j][l] = ev.e1[l] * s.c[j][l] + (at.first_order + j == 0 ? ev.recovery[l] : 0.0f);
       });
     }
   }
@@ -262,112 +335,154 @@ struct AxisAdjointKernel {
     at.thread = team.team_rank() - group * group_threads;
     at.first_order = at.thread * OPT;
     at.has_next = at.thread + 1 < group_threads;
-    const int v = team.league_rank() * groups + group;
-    const bool active = v < tissue.voxels;
-    // Inactive groups walk a copy of voxel 0 (warp-synchronous shuffles) and
-    // touch no memory of their own.
-    const Tissue t = voxel_tissue<float>(tissue, directions, active ? v : 0);
+    at.block = team.league_rank() * groups + group;
+    at.first_voxel = at.block * L;
+    at.block_active = at.first_voxel < tissue.voxels;
+    // Inactive lanes walk a copy of voxel 0 with no cotangent (a device's
+    // shuffles are warp-synchronous) and touch no memory of their own.
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      at.active[l] = at.first_voxel + l < tissue.voxels;
+      at.tissue[l] = voxel_tissue<float>(tissue, directions, at.active[l] ? at.first_voxel + l : 0);
+    }
     Exchange x;
     x.team_threads = team.team_size();
     x.threads = group_threads;
     x.shuffle = group_threads > 1;
+    Coefficients coefficients;
     Channel s, l, m;
     s.clear();
-    if (at.first_order == 0) s.c[0] = 1.0f;
+    if (at.first_order == 0) {
+      LARMOR_UNROLL
+      for (int k = 0; k < L; ++k) s.c[0][k] = 1.0f;
+    }
     const bool keep_all = interval >= events.count;
     for (int e = 0; e < events.count; ++e) {
-      if (active && keep_all) save(stretch, v, e, at, s);
-      if (active && !keep_all && e % interval == 0) save(checkpoints, v, e / interval, at, s);
-      apply_event(team, x, at, s, events.records(e), t);
+      if (at.block_active && keep_all) save(stretch, e, at, s, read_orders(at, events.records(e)));
+      if (at.block_active && !keep_all && e % interval == 0) save(checkpoints, e / interval, at, s);
+      apply_event(team, x, at, coefficients, s, events.records(e));
     }
     l.clear();
     m.clear();
-    Gradients<float> g;
+    float g[tissue_direction::count][L] = {};
     const int stretches = (events.count + interval - 1) / interval;
     for (int c = stretches - 1; c >= 0; --c) {
       const int first = c * interval;
       const int end = first + interval < events.count ? first + interval : events.count;
       if (!keep_all) {
-        if (active) load(checkpoints, v, c, at, s);
+        if (at.block_active) load(checkpoints, c, at, s);
         for (int e = first; e < end; ++e) {
-          if (active) save(stretch, v, e - first, at, s);
-          apply_event(team, x, at, s, events.records(e), t);
+          if (at.block_active) save(stretch, e - first, at, s, read_orders(at, events.records(e)));
+          apply_event(team, x, at, coefficients, s, events.records(e));
         }
       }
       for (int e = end - 1; e >= first; --e) {
-        if (active) load(stretch, v, e - first, at, s);
-        reverse_event(team, x, at, v, active, e, events.records(e), t, s, l, m, g);
+        if (at.block_active) load(stretch, e - first, at, s, read_orders(at, events.records(e)));
+        reverse_event(team, x, at, coefficients, e, events.records(e), s, l, m, g);
       }
     }
     for (int d = 0; d < tissue_direction::count; ++d) {
-      const float total = group_sum(g.tissue[d]);
-      if (active && at.thread == 0) out.tissue_gradients(v, d) = total;
+      LARMOR_UNROLL
+      for (int k = 0; k < L; ++k) {
+        const float total = group_sum(g[d][k]);
+        if (at.active[k] && at.thread == 0) out.tissue_gradients(at.first_voxel + k, d) = total;
+      }
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column, float partial) const {
-    const float g = group_sum(partial);
+  // One event's derivative along a sequence parameter, summed over the
+  // lanes (an inactive lane's adjoint is zero) and the group.
+  KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column,
+                                           const float (&partial)[L]) const {
+    float lanes_sum = partial[0];
+    LARMOR_UNROLL
+    for (int k = 1; k < L; ++k) lanes_sum += partial[k];
+    const float g = group_sum(lanes_sum);
     if (write && g != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), g);
   }
 
   // As GroupedAdjointKernel::reverse_event, in the two channels. `s` holds
   // the state at the event's start on entry (and is used as scratch).
-  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, const Place& at, int v,
-                                            bool active, int e, const EventRecord& rec,
-                                            const Tissue& t, Channel& s, Channel& l, Channel& m,
-                                            adjoint_detail::Gradients<float>& g) const {
+  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, const Place& at,
+                                            Coefficients& coefficients, int e,
+                                            const EventRecord& rec, Channel& s, Channel& l,
+                                            Channel& m,
+                                            float (&g)[tissue_direction::count][L]) const {
     const std::uint32_t act = action_of(rec);
     const int here = at.live_here(live_orders_of(rec));
     const auto kind = kind_of(rec);
     const bool order_zero = at.first_order == 0;
-    if (act & abi::action::crush_before) shift(team, x, at, s);
-    const Channel s1 = s;  // before the pulse (or the sample)
-    axis_adjoint_detail::AxisRotation rot{};
+    if (act & abi::action::crush_before) shift(team, x, at, s, here);
+    // What the event's pairings read of the state before it: a pulse's live
+    // orders, a sample's F+_0.
+    Channel s1;
+    float a0[L];
+    LARMOR_UNROLL
+    for (int k = 0; k < L; ++k) a0[k] = s.a[0][k];
+    Rotations rot{};
     if (kind == abi::EventKind::pulse) {
-      rot = rotation_of(rec, t);
-      for_live(here, [&](int j) { axis_adjoint_detail::rotate(rot, s.a[j], s.b[j], s.c[j]); });
+      copy_live(s1, s, here);
+      rot = coefficients.rotations(rec, at.tissue);
+      for_live(here, [&](int j, int k) {
+        axis_adjoint_detail::rotate(axis_adjoint_detail::axis_rotation(rot, k), s.a[j][k],
+                                    s.b[j][k], s.c[j][k]);
+      });
     }
-    if (act & abi::action::crush_after) shift(team, x, at, s);
-    if (act & abi::action::shift_after) shift(team, x, at, s);
+    if (act & abi::action::crush_after) shift(team, x, at, s, here);
+    if (act & abi::action::shift_after) shift(team, x, at, s, here);
     if (act & abi::action::spoil_after) s.spoil();
-    float seq_flip = 0.0f, seq_phase = 0.0f, seq_duration = 0.0f;
+    float seq_flip[L] = {}, seq_phase[L] = {}, seq_duration[L] = {};
     if (rec.duration > 0.0f) {
-      float ge[4] = {};
-      reverse_relaxation(s, l, m, adjoint_detail::evolution_of(rec, t), rec, t, here, order_zero,
-                         ge);
-      g.tissue[tissue_direction::t1] += ge[0] * -(t.inv_t1 * t.inv_t1);
-      g.tissue[tissue_direction::t2] += ge[1] * -(t.inv_t2 * t.inv_t2);
-      g.tissue[tissue_direction::df] += ge[2];
-      seq_duration = ge[3];
+      float ge[4][L] = {};
+      const Relaxations ev = coefficients.relaxations(rec, at.tissue);
+      reverse_relaxation(s, l, m, ev, rec, at, here, order_zero, ge);
+      LARMOR_UNROLL
+      for (int k = 0; k < L; ++k) {
+        const Tissue& t = at.tissue[k];
+        g[tissue_direction::t1][k] += ge[0][k] * -(t.inv_t1 * t.inv_t1);
+        g[tissue_direction::t2][k] += ge[1][k] * -(t.inv_t2 * t.inv_t2);
+        g[tissue_direction::df][k] += ge[2][k];
+        seq_duration[k] = ge[3][k];
+      }
     }
     if (act & abi::action::spoil_after) {
       l.spoil();
       m.spoil();
     }
-    if (act & abi::action::shift_after) unshift(team, x, at, l, m);
-    if (act & abi::action::crush_after) unshift(team, x, at, l, m);
+    if (act & abi::action::shift_after) unshift(team, x, at, l, m, here);
+    if (act & abi::action::crush_after) unshift(team, x, at, l, m, here);
     if (kind == abi::EventKind::pulse) {
-      float da = 0.0f, dp = 0.0f;
+      float da[L] = {}, dp[L] = {};
       reverse_rotation(s1, l, m, rot, here, da, dp);
       const float gain = adjoint_detail::pulse_axis(rec, TransmitField{}).gain;
-      g.tissue[tissue_direction::b1] += da * (rec.flip * gain);
-      seq_flip = da * t.b1 * gain;
-      seq_phase = dp;
+      LARMOR_UNROLL
+      for (int k = 0; k < L; ++k) {
+        g[tissue_direction::b1][k] += da[k] * (rec.flip * gain);
+        seq_flip[k] = da[k] * at.tissue[k].b1 * gain;
+        seq_phase[k] = dp[k];
+      }
     } else if (kind == abi::EventKind::adc && order_zero) {
       // F+_0 = i a_0 read at phase q: y = M0 a_0 (sin q + i cos q). Its
       // cotangent's image M0 w e^{iq} on F+_0 has the axis part Im and the
       // off-axis part Re.
-      const float w_re = active ? cotangents(v, rec.output_index, 0) : 0.0f;
-      const float w_im = active ? cotangents(v, rec.output_index, 1) : 0.0f;
       const float c = rec.cos_phase, sn = rec.sin_phase;
-      const float q_re = s1.a[0] * sn, q_im = s1.a[0] * c;
-      g.tissue[tissue_direction::m0] += q_re * w_re + q_im * w_im;
-      seq_phase = t.m0 * (q_im * w_re - q_re * w_im);
-      l.a[0] += t.m0 * (w_im * c + w_re * sn);
-      m.a[0] += t.m0 * (w_re * c - w_im * sn);
+      LARMOR_UNROLL
+      for (int k = 0; k < L; ++k) {
+        float w_re = 0.0f, w_im = 0.0f;
+        if (at.active[k]) {
+          w_re = cotangents(at.first_voxel + k, rec.output_index, 0);
+          w_im = cotangents(at.first_voxel + k, rec.output_index, 1);
+        }
+        const float m0 = at.tissue[k].m0;
+        const float q_re = a0[k] * sn, q_im = a0[k] * c;
+        g[tissue_direction::m0][k] += q_re * w_re + q_im * w_im;
+        seq_phase[k] = m0 * (q_im * w_re - q_re * w_im);
+        l.a[0][k] += m0 * (w_im * c + w_re * sn);
+        m.a[0][k] += m0 * (w_re * c - w_im * sn);
+      }
     }
-    if (act & abi::action::crush_before) unshift(team, x, at, l, m);
-    const bool write = active && at.thread == 0;
+    if (act & abi::action::crush_before) unshift(team, x, at, l, m, here);
+    const bool write = at.block_active && at.thread == 0;
     // Uniform over the warp: the event decides which sums exist.
     if (kind == abi::EventKind::pulse) add_sequence(write, e, sequence_gradient::flip, seq_flip);
     if (kind == abi::EventKind::pulse || kind == abi::EventKind::adc) {
@@ -380,32 +495,37 @@ struct AxisAdjointKernel {
   // A = l . x', B = m . G x' (the df pairing), Z = l_c . c before the
   // interval; then both channels back through the (diagonal) relaxation.
   static KOKKOS_INLINE_FUNCTION void reverse_relaxation(const Channel& s, Channel& l, Channel& m,
-                                                        const Evolution<float>& ev,
-                                                        const EventRecord& rec, const Tissue& t,
-                                                        int here, bool order_zero, float (&g)[4]) {
-    float a = 0.0f, b = 0.0f, z = 0.0f;
-    const float lz0 = order_zero && here > 0 ? l.c[0] : 0.0f;
-    const auto order = [&](int j, float& sum_a, float& sum_b, float& sum_z) {
-      sum_a += l.a[j] * s.a[j] + l.b[j] * s.b[j];
-      sum_b += m.b[j] * s.b[j] - m.a[j] * s.a[j];
-      sum_z += l.c[j] * s.c[j];
-      l.a[j] *= ev.e2;
-      l.b[j] *= ev.e2;
-      l.c[j] *= ev.e1;
-      m.a[j] *= ev.e2;
-      m.b[j] *= ev.e2;
-      m.c[j] *= ev.e1;
+                                                        const Relaxations& r,
+                                                        const EventRecord& rec, const Place& at,
+                                                        int here, bool order_zero,
+                                                        float (&ge)[4][L]) {
+    float a[L] = {}, b[L] = {}, z[L] = {}, lz0[L];
+    LARMOR_UNROLL
+    for (int k = 0; k < L; ++k) lz0[k] = order_zero && here > 0 ? l.c[0][k] : 0.0f;
+    const auto order = [&](int j, int k, float& sum_a, float& sum_b, float& sum_z) {
+      sum_a += l.a[j][k] * s.a[j][k] + l.b[j][k] * s.b[j][k];
+      sum_b += m.b[j][k] * s.b[j][k] - m.a[j][k] * s.a[j][k];
+      sum_z += l.c[j][k] * s.c[j][k];
+      l.a[j][k] *= r.e2[k];
+      l.b[j][k] *= r.e2[k];
+      l.c[j][k] *= r.e1[k];
+      m.a[j][k] *= r.e2[k];
+      m.b[j][k] *= r.e2[k];
+      m.c[j][k] *= r.e1[k];
     };
-    if constexpr (host) {  // as for_live, with the sums declared
-#pragma omp simd reduction(+ : a, b, z)
-      for (int j = 0; j < here; ++j) order(j, a, b, z);
-    } else {
+    sum_live(here, order, a, b, z);
+    LARMOR_UNROLL
+    for (int k = 0; k < L; ++k) {
+      Evolution<float> ev{};  // evolution_derivatives reads e1 and the tissue's rates
+      ev.e1 = r.e1[k];
+      ev.e2 = r.e2[k];
+      ev.recovery = r.recovery[k];
+      float gk[4];
+      adjoint_detail::evolution_derivatives(r.e2[k] * a[k], r.e2[k] * b[k], z[k], lz0[k], ev, rec,
+                                            at.tissue[k], gk);
       LARMOR_UNROLL
-      for (int j = 0; j < OPT; ++j) {
-        if (j < here) order(j, a, b, z);
-      }
+      for (int i = 0; i < 4; ++i) ge[i][k] = gk[i];
     }
-    adjoint_detail::evolution_derivatives(ev.e2 * a, ev.e2 * b, z, lz0, ev, rec, t, g);
   }
 
   // rotation_pairings in the two channels: with s' = R s,
@@ -413,29 +533,20 @@ struct AxisAdjointKernel {
   // and both channels back through R's transposes. `s` is the state before
   // the pulse.
   static KOKKOS_INLINE_FUNCTION void reverse_rotation(const Channel& s, Channel& l, Channel& m,
-                                                      const axis_adjoint_detail::AxisRotation& r,
-                                                      int here, float& da, float& dp) {
-    const auto order = [&](int j, float& sum_da, float& sum_dp) {
-      float a = s.a[j], b = s.b[j], c = s.c[j];
+                                                      const Rotations& rot, int here,
+                                                      float (&da)[L], float (&dp)[L]) {
+    float unused[L] = {};
+    const auto order = [&](int j, int k, float& sum_da, float& sum_dp, float&) {
+      const auto r = axis_adjoint_detail::axis_rotation(rot, k);
+      float a = s.a[j][k], b = s.b[j][k], c = s.c[j][k];
       axis_adjoint_detail::rotate(r, a, b, c);
-      sum_da += (l.b[j] - l.a[j]) * c + 0.5f * l.c[j] * (a - b);
-      sum_dp += m.b[j] * b - m.a[j] * a;
-      axis_adjoint_detail::rotate_transposed_on_axis(r, l.a[j], l.b[j], l.c[j]);
-      axis_adjoint_detail::rotate_transposed_off_axis(r, m.a[j], m.b[j], m.c[j]);
-      sum_dp -= m.b[j] * s.b[j] - m.a[j] * s.a[j];
+      sum_da += (l.b[j][k] - l.a[j][k]) * c + 0.5f * l.c[j][k] * (a - b);
+      sum_dp += m.b[j][k] * b - m.a[j][k] * a;
+      axis_adjoint_detail::rotate_transposed_on_axis(r, l.a[j][k], l.b[j][k], l.c[j][k]);
+      axis_adjoint_detail::rotate_transposed_off_axis(r, m.a[j][k], m.b[j][k], m.c[j][k]);
+      sum_dp -= m.b[j][k] * s.b[j][k] - m.a[j][k] * s.a[j][k];
     };
-    if constexpr (host) {  // as for_live, with the sums declared
-      float sum_da = 0.0f, sum_dp = 0.0f;
-#pragma omp simd reduction(+ : sum_da, sum_dp)
-      for (int j = 0; j < here; ++j) order(j, sum_da, sum_dp);
-      da += sum_da;
-      dp += sum_dp;
-    } else {
-      LARMOR_UNROLL
-      for (int j = 0; j < OPT; ++j) {
-        if (j < here) order(j, da, dp);
-      }
-    }
+    sum_live(here, order, da, dp, unused);
   }
 };
 

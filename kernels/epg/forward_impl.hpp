@@ -138,16 +138,6 @@ void launch_axis_layout(const ExecSpace& exec,
                                                                      shape, tangents, carry);
 }
 
-// LARMOR_REAL_SCALAR=1 routes the host's on-axis runs through one train per
-// thread instead of SIMD lanes of eight, for comparison (0 or unset: lanes).
-inline bool real_scalar() {
-  const char* text = std::getenv("LARMOR_REAL_SCALAR");
-  if (text == nullptr || *text == '\0' || std::string(text) == "0") return false;
-  if (std::string(text) == "1") return true;
-  throw std::invalid_argument(std::string(forward_kernel_name) + ": LARMOR_REAL_SCALAR='" + text +
-                              "' is not 0 or 1");
-}
-
 // Threads per voxel group on a device: enough for the orders, rounded up to a
 // power of two while the group fits a warp, so that groups tile the warp.
 inline int device_group_threads(int orders, int orders_per_thread) {
@@ -191,7 +181,7 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
     s.orders_per_thread = detail::HostLayouts::bucket_for(orders);
     s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
     // LARMOR_REAL_SCALAR=1: the on-axis buckets with one lane (launch_axis_layout).
-    if (on_axis && detail::real_scalar()) s.lanes = 1;
+    if (on_axis && real_scalar_requested(forward_kernel_name)) s.lanes = 1;
     s.team_threads = 1;
   } else {
     // Device: up to 64 orders, a thread holds four orders of one voxel and a

@@ -212,6 +212,64 @@ TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
   }
 }
 
+// The host's reverse sweep on the axis holds eight voxels in SIMD lanes per
+// thread; LARMOR_REAL_SCALAR=1 holds one. 19 voxels fill two blocks and leave
+// five lanes of the third empty; orders 6, 24 and 64 take the 16, 32 and 64
+// order blocks, and an interval of 7 events replays from checkpoints. Both
+// give the complex kernels' gradients to float round-off, voxel by voxel.
+TEST(TEST_CATEGORY, reverse_sweep_lanes_match_one_train_and_the_complex_kernel) {
+  if (!kx::is_host_space_v<TEST_EXECSPACE>) GTEST_SKIP() << "the host's SIMD lanes";
+  sequence::MeseParams cp;
+  cp.echoes = 10;
+  cp.refocusing_deg = 140.0;
+  cp.excitation_phase_deg = cp.refocusing_phase_deg;
+  const tissue::Tissue t = random_tissue(19, 731, false);
+  const EveryOrder every_order;
+  for (const auto& d : {real_path::half_turn_train(30, 732), sequence::build_mese(cp)}) {
+    const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 733);
+    const double tol = float_tolerance(std::int64_t(d.events.size()));
+    for (int orders : {6, 24, 64}) {
+      for (int interval : {0, 7}) {
+        SCOPED_TRACE(d.name + ", orders " + std::to_string(orders) + ", interval " +
+                     std::to_string(interval));
+        VjpResult complex;
+        {
+          const real_path::RealPathSetting off("off");
+          complex = run_vjp(d, t, orders, w, interval);
+        }
+        const real_path::RealPathSetting on("on");
+        simulate::Options o;
+        o.orders = orders;
+        ASSERT_EQ(simulate::Simulator(d, o).reverse_real_path_refusal(t), "");
+        const auto lanes = run_vjp(d, t, orders, w, interval);
+        VjpResult scalar;
+        {
+          const ScopedSetting one("LARMOR_REAL_SCALAR", "1");
+          scalar = run_vjp(d, t, orders, w, interval);
+        }
+        for (const VjpResult* got : std::initializer_list<const VjpResult*>{&lanes, &scalar}) {
+          for (const bool tissue : {true, false}) {
+            const auto& want = tissue ? complex.tissue : complex.sequence;
+            const auto& have = tissue ? got->tissue : got->sequence;
+            double scale = 1e-3;
+            for (float g : want) scale = std::max(scale, double(std::abs(g)));
+            for (std::size_t i = 0; i < want.size(); ++i) {
+              ASSERT_NEAR(have[i], want[i], tol * scale)
+                  << (got == &lanes ? "lanes, " : "one train, ")
+                  << (tissue ? "tissue " : "sequence ") << i;
+            }
+          }
+        }
+      }
+    }
+  }
+  const real_path::RealPathSetting on("on");
+  const ScopedSetting wrong("LARMOR_REAL_SCALAR", "yes");
+  const auto d = real_path::half_turn_train(10, 734);
+  const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 735);
+  EXPECT_THROW(run_vjp(d, t, 8, w), std::invalid_argument);
+}
+
 TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   const auto d = real_path::half_turn_train(20, 511);
   const simulate::Simulator sim(d);
