@@ -136,7 +136,8 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   if (args.mode == "vjp") on_axis = sim.reverse_real_path_refusal(tissue).empty();
   const auto& stream = args.mode == "forward" || jvp ? sim.forward_stream(tissue, &on_axis)
                                                      : (on_axis ? sim.axis_packed() : sim.packed());
-  auto table = epg::make_event_table<Mem>(stream.ref(), sim.kernel_orders(), sim.samples());
+  auto table = epg::make_event_table<Mem>(stream.ref(), sim.kernel_orders(), sim.samples(),
+                                          epg::live_orders_rule<Exec>(sim.trims_orders()));
   table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;
   for (std::int64_t b = 0; b < voxels; b += chunk) {

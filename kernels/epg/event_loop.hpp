@@ -209,7 +209,7 @@ struct ForwardKernel {
     IntervalCache<Lanes, true> pulse_interval;
     IntervalCache<Lanes, false> sample_interval;
     // A carried state may fill every order from the start: its event table
-    // counts every order live (make_event_table's from_equilibrium = false).
+    // counts every order live (epg::LiveOrders::all).
     // Only the full variant loads one: compiled into the plain kernel, the
     // load slowed g++'s host loops by 45 % (mese 9.4 -> 13.3 ns per event per
     // voxel on the 2-core machine).

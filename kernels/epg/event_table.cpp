@@ -1,5 +1,6 @@
 #include "epg/event_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -44,13 +45,30 @@ void check_slice_profiles(int used, int held, int positions, const std::string& 
 }
 
 std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int orders,
-                                             int sample_count, bool from_equilibrium) {
+                                             int sample_count, LiveOrders live_rule) {
   check_order_limit(orders, "epg::build_event_records");
   if (ev.count < 0 || ev.count > std::numeric_limits<std::int32_t>::max()) {
     throw std::invalid_argument("epg::build_event_records: " + std::to_string(ev.count) +
                                 " events do not fit the kernels' 32-bit event index");
   }
   std::vector<EventRecord> out(static_cast<std::size_t>(ev.count));
+  // LiveOrders::read: the shifts from each event's start until the last
+  // sample reads F+_0 (after its own event's crush_before shift).
+  std::vector<int> shifts_left;
+  if (live_rule == LiveOrders::read) {
+    shifts_left.assign(out.size(), 0);
+    int left = -1;  // after the last sample
+    for (std::int64_t i = ev.count - 1; i >= 0; --i) {
+      const std::uint32_t act = ev.action[i];
+      if (left >= 0) {
+        left += abi::shifts_of(act);
+      } else if (ev.kind[i] == static_cast<std::uint8_t>(abi::EventKind::adc)) {
+        left = (act & abi::action::crush_before) != 0 ? 1 : 0;
+      }
+      shifts_left[static_cast<std::size_t>(i)] = left < 0 ? 0 : left;
+    }
+  }
+  const bool from_equilibrium = live_rule != LiveOrders::all;
   int shifts = 0;
   for (std::int64_t i = 0; i < ev.count; ++i) {
     const auto kind = ev.kind[i];
@@ -78,7 +96,10 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     shifts += abi::shifts_of(act);
     // Everything starts in Z_0 and only shifts raise the order, so after
     // `shifts` shifts no order above `shifts` can be non-zero.
-    const int live = from_equilibrium && shifts + 1 < orders ? shifts + 1 : orders;
+    int live = from_equilibrium && shifts + 1 < orders ? shifts + 1 : orders;
+    if (live_rule == LiveOrders::read) {
+      live = std::min(live, shifts_left[static_cast<std::size_t>(i)] + 1);
+    }
     EventRecord& r = out[static_cast<std::size_t>(i)];
     r.duration = ev.duration[i];
     r.flip = ev.flip[i];

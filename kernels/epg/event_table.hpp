@@ -44,13 +44,38 @@ KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
   return static_cast<int>(r.control >> 16);
 }
 
+// Which orders an event's record counts live (live_orders_of): the kernels
+// step orders [0, live) and leave the others as they are.
+enum class LiveOrders {
+  // A carried state (steady-state iteration): every order from the start.
+  all,
+  // From equilibrium: the orders the shifts so far can have filled (Z_0 only
+  // at the start; each shift raises the highest order by one).
+  filled,
+  // Of those, the orders a later sample can still read: F_k reaches F+_0 in
+  // no fewer than k shifts, so with R shifts left before the last sample
+  // orders above R never reach one. What is left above `live` is never read
+  // again (the state there stays as the last event that stepped it left it,
+  // the adjoint there zero), and the samples are those of `filled`. For runs
+  // whose final state is not read out.
+  read,
+};
+
 // Validates the arrays (kinds, action bits, output indices, finite values) and
 // builds the records for a run with `orders` orders. Throws
 // std::invalid_argument naming the event and the field.
-// `from_equilibrium` false: the run starts from a carried state
-// (steady-state iteration), so every order counts as live from the start.
 std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& events, int orders,
-                                             int sample_count, bool from_equilibrium = true);
+                                             int sample_count,
+                                             LiveOrders live = LiveOrders::filled);
+
+// The rule for a run from equilibrium on `ExecSpace` when `trim` (the
+// simulator's LARMOR_TRIM_ORDERS): `read` on the host, whose loops run to the
+// live orders; a device's threads step their whole blocks in lockstep, which
+// the tail's fewer live orders would not shorten, so its tables keep `filled`.
+template <class ExecSpace>
+LiveOrders live_orders_rule(bool trim) {
+  return trim && kx::is_host_space_v<ExecSpace> ? LiveOrders::read : LiveOrders::filled;
+}
 
 // Refuses an order count the kernels cannot hold, naming the kernel.
 void check_order_limit(int orders, const std::string& kernel_name);
@@ -83,9 +108,8 @@ struct EventTable {
 
 template <class MemorySpace>
 EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int orders,
-                                         int sample_count, bool from_equilibrium = true) {
-  const std::vector<EventRecord> host =
-      build_event_records(events, orders, sample_count, from_equilibrium);
+                                         int sample_count, LiveOrders live = LiveOrders::filled) {
+  const std::vector<EventRecord> host = build_event_records(events, orders, sample_count, live);
   Kokkos::View<EventRecord*, MemorySpace> device(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::event_records"), host.size());
   Kokkos::View<const EventRecord*, Kokkos::HostSpace, kx::Unmanaged> staged(host.data(),

@@ -34,7 +34,8 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
       packed_(sequence::pack(description)),
       slice_table_(sequence::build_slice_profile_table(description)),
       orders_(sequence::resolve_order_count(description, options.orders)),
-      kernel_orders_(trim_orders()
+      trim_orders_(trim_orders()),
+      kernel_orders_(trim_orders_
                          ? std::clamp(sequence::sample_reach_order_count(description), 1, orders_)
                          : orders_),
       options_(options) {
@@ -134,7 +135,8 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   ExecSpace exec;
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples());
+  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples(),
+                                          epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
@@ -182,7 +184,8 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   // On the axis the df tangent is carried off it (kernels/epg/axis_state.hpp).
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples());
+  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples(),
+                                          epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
@@ -274,8 +277,9 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   // The reverse sweep takes the rewrite as a forward run does (at float: the
   // HVP's dual numbers run the complex kernels, on the original stream).
   const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();
-  auto table = epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_orders_,
-                                          samples());
+  auto table =
+      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_orders_,
+                                 samples(), epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
   // Checkpoints and one stretch per voxel (two floats per number at dual
   // numbers).

@@ -51,6 +51,10 @@ class Simulator {
   // samples exactly; LARMOR_TRIM_ORDERS=off keeps every order. The
   // steady-state iteration carries every order.
   int kernel_orders() const { return kernel_orders_; }
+  // Whether runs step only the orders a sample can read (LARMOR_TRIM_ORDERS,
+  // on by default): kernel_orders(), and on the host each event's live
+  // orders (epg::live_orders_rule).
+  bool trims_orders() const { return trim_orders_; }
   int samples() const { return packed_.samples; }
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
@@ -144,6 +148,7 @@ class Simulator {
   sequence::PackedSequence axis_packed_;
   sequence::SliceProfileTable slice_table_;
   int orders_ = 0;
+  bool trim_orders_ = true;  // LARMOR_TRIM_ORDERS
   int kernel_orders_ = 0;
   Options options_;
 };

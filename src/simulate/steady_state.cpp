@@ -105,7 +105,8 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   if (tissue.voxels == 0) return report;
   ExecSpace exec;
   // Every period after the first starts with any order filled.
-  const auto table = epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), false);
+  const auto table =
+      epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), epg::LiveOrders::all);
   const int components = epg::carried_state_components(tissue.has_second_pool() ? 2 : 1,
                                                        tissue.has_bound_pool() ? 1 : 0);
   // Slice-selective pulses: each voxel runs once per slice position (rows

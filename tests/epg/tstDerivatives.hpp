@@ -385,4 +385,62 @@ TEST(TEST_CATEGORY, cpmg_derivatives_match_the_ideal_echo_derivatives) {
   }
 }
 
+// The orders no later sample reads (epg::LiveOrders::read, the host's
+// tables): at the truncation that reaches the samples, stepping them too
+// (LARMOR_TRIM_ORDERS=off, the same order count) gives the same samples and
+// tangents to the bit and the same gradients to float round-off, through the
+// complex and the on-axis kernels. A device's tables step them either way.
+TEST(TEST_CATEGORY, orders_no_later_sample_reads_change_nothing) {
+  if (kx::is_host_space_v<TEST_EXECSPACE>) {
+    ASSERT_EQ(epg::live_orders_rule<TEST_EXECSPACE>(true), epg::LiveOrders::read);
+  }
+  sequence::MeseParams in_phase;
+  in_phase.excitation_phase_deg = in_phase.refocusing_phase_deg;
+  const tissue::Tissue t = random_tissue(11, 771, false);
+  for (const auto& d :
+       {sequence::build_mese({}), sequence::build_mese(in_phase), vjp_test_train()}) {
+    const int orders = sequence::sample_reach_order_count(d);
+    const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 772);
+    for (const char* path : {"off", "on"}) {
+      SCOPED_TRACE(d.name + ", LARMOR_REAL_PATH=" + path);
+      const ScopedSetting real_path("LARMOR_REAL_PATH", path);
+      struct Run {
+        std::vector<float> signals, tangents;
+        VjpResult vjp;
+      };
+      const auto run = [&] {
+        simulate::Options o;
+        o.orders = orders;
+        simulate::Simulator sim(d, o);
+        Run r;
+        r.signals.assign(std::size_t(t.voxels) * sim.samples() * 2, NAN);
+        r.tangents.assign(r.signals.size() * epg::tissue_tangent_count, NAN);
+        std::vector<float> jvp_signals(r.signals.size());
+        sim.run_into<TEST_EXECSPACE>(t, r.signals.data());
+        sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, jvp_signals.data(), r.tangents.data());
+        r.vjp = run_vjp(d, t, orders, w);
+        return r;
+      };
+      const Run trimmed = run();
+      Run every;
+      {
+        const ScopedSetting off("LARMOR_TRIM_ORDERS", "off");
+        every = run();
+      }
+      EXPECT_EQ(trimmed.signals, every.signals);
+      EXPECT_EQ(trimmed.tangents, every.tangents);
+      const double tol = float_tolerance(std::int64_t(d.events.size()));
+      for (const bool tissue : {true, false}) {
+        const auto& want = tissue ? every.vjp.tissue : every.vjp.sequence;
+        const auto& have = tissue ? trimmed.vjp.tissue : trimmed.vjp.sequence;
+        double scale = 1e-3;
+        for (float g : want) scale = std::max(scale, double(std::abs(g)));
+        for (std::size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(have[i], want[i], tol * scale) << (tissue ? "tissue " : "sequence ") << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace larmor::test

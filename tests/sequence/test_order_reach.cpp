@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 
+#include "epg/event_table.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 #include "simulate/simulator.hpp"
@@ -145,6 +146,45 @@ TEST(OrderReach, the_simulator_runs_the_reaching_orders_and_keeps_the_truncation
   simulate::Options few;
   few.orders = 20;  // a requested truncation below the reach stays as asked
   EXPECT_EQ(simulate::Simulator(build_mese(p), few).kernel_orders(), 20);
+}
+
+// The orders each event's record counts live, written out by hand for a
+// stream of six events: `filled` grows with the shifts so far; `read` also
+// stops at the shifts left before the last sample reads F+_0 (F_k needs k
+// shifts to reach it), so it falls again at the stream's end; `all` counts
+// every order.
+TEST(OrderReach, records_count_the_orders_filled_and_still_read) {
+  using abi::action::crush_after;
+  using abi::action::crush_before;
+  using abi::action::shift_after;
+  Description d;
+  d.name = "six events";
+  const auto add = [&](EventKind kind, std::uint32_t action) {
+    Event e;
+    e.kind = kind;
+    e.flip_rad = kind == EventKind::pulse ? 1.0 : 0.0;
+    e.duration_s = 1e-3;
+    e.action = action;
+    d.events.push_back(e);
+  };
+  // Shifts so far (this event's included); shifts left from its start to the last read.
+  add(EventKind::pulse, crush_after);                 // 1; 4
+  add(EventKind::adc, 0);                             // 1; 3
+  add(EventKind::pulse, crush_before | crush_after);  // 3; 3
+  add(EventKind::wait, shift_after);                  // 4; 1
+  add(EventKind::adc, 0);                             // 4; 0 (the last sample)
+  add(EventKind::pulse, crush_after);                 // 5; none: nothing reads it
+  const auto packed = pack(d);
+  const auto live = [&](epg::LiveOrders rule) {
+    std::vector<int> l;
+    for (const auto& r : epg::build_event_records(packed.ref(), 10, 2, rule)) {
+      l.push_back(epg::live_orders_of(r));
+    }
+    return l;
+  };
+  EXPECT_EQ(live(epg::LiveOrders::filled), (std::vector<int>{2, 2, 4, 5, 5, 6}));
+  EXPECT_EQ(live(epg::LiveOrders::read), (std::vector<int>{2, 2, 4, 2, 1, 1}));
+  EXPECT_EQ(live(epg::LiveOrders::all), (std::vector<int>(6, 10)));
 }
 
 }  // namespace
