@@ -124,7 +124,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   simulate::check_slice_tissue(sim.slice_profiles(), tissue, sim.description());
   const std::int64_t per_voxel =
       std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) * positions +
-      (vjp ? adjoint_state_bytes * (hvp ? 2 : 1) : 0);
+      (vjp ? adjoint_state_bytes * (hvp ? 2 : 1) * positions : 0);
   // The reverse sweep runs one thread per voxel: as many as its budget holds.
   const double budget =
       vjp ? simulate::reverse_memory_budget<Exec>() : double(std::int64_t(2) << 30);
@@ -155,20 +155,22 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   Kokkos::View<float****, Kokkos::LayoutRight, Mem> tangents(
       "larmor::bench_tangents", jvp ? chunk * positions : 0, epg::tissue_tangent_count,
       sim.samples(), 2);
-  // The adjoint's loss: the sum of the real parts (any cotangent costs the same).
+  // The adjoint's loss: the sum of the real parts (any cotangent costs the
+  // same). The reverse sweeps take each slice position as a voxel of its own.
+  const std::int64_t reverse_rows = vjp ? chunk * positions : 0;
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> cotangents("larmor::bench_cotangents",
-                                                              vjp ? chunk : 0, sim.samples(), 2);
+                                                              reverse_rows, sim.samples(), 2);
   Kokkos::deep_copy(cotangents, 1.0f);
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> tissue_gradients(
-      "larmor::bench_tissue_gradients", vjp ? chunk : 0, epg::tissue_tangent_count);
+      "larmor::bench_tissue_gradients", reverse_rows, epg::tissue_tangent_count);
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> sequence_gradients(
       "larmor::bench_sequence_gradients", vjp ? sim.events() : 0, epg::sequence_gradient::count);
   // Forward over reverse along T1 (any direction costs the same).
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> directions(
-      "larmor::bench_directions", hvp ? chunk : 0, epg::tissue_tangent_count);
+      "larmor::bench_directions", hvp ? reverse_rows : 0, epg::tissue_tangent_count);
   Kokkos::deep_copy(Kokkos::subview(directions, Kokkos::ALL, epg::tissue_direction::t1), 1.0f);
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> tissue_hvp(
-      "larmor::bench_tissue_hvp", hvp ? chunk : 0, epg::tissue_tangent_count);
+      "larmor::bench_tissue_hvp", hvp ? reverse_rows : 0, epg::tissue_tangent_count);
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> sequence_hvp(
       "larmor::bench_sequence_hvp", hvp ? sim.events() : 0, epg::sequence_gradient::count);
   Exec exec;

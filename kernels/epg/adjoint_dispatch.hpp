@@ -2,10 +2,10 @@
 // choice of layout: the pooled sweep (pooled_adjoint.hpp) for a pooled model; the grouped kernel
 // (adjoint_grouped.hpp: a voxel's orders over a group of one warp's threads in registers on a
 // device, all of them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
-// kernel (adjoint_impl.hpp) above; an on-axis table at float takes the grouped layout on the axis
-// states (axis_adjoint.hpp), eight voxels in SIMD lanes per host thread (one under
-// LARMOR_REAL_SCALAR=1). LARMOR_ADJOINT_LAYOUT=plain selects the
-// plain kernel for any order count (the tests compare the two everywhere).
+// kernel (adjoint_impl.hpp) above and for slice-selective pulses; an on-axis table at float takes
+// the grouped layout on the axis states (axis_adjoint.hpp), eight voxels in SIMD lanes per host
+// thread (one under LARMOR_REAL_SCALAR=1). LARMOR_ADJOINT_LAYOUT=plain selects the plain kernel for
+// any order count (the tests compare the two everywhere).
 #pragma once
 
 #include <cstdlib>
@@ -106,7 +106,7 @@ void simulate_reverse(const ExecSpace& exec,
         " samples and " + std::to_string(events.count) + " events");
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
-                       "the reverse sweep has no adjoint of a shaped pulse's table yet");
+                       tissue.pools.active() ? "a pooled model" : nullptr);
   if (checkpoint_interval < 0) {
     throw std::invalid_argument(name + ": checkpoint_interval must be >= 1 (0: automatic), got " +
                                 std::to_string(checkpoint_interval));
@@ -142,7 +142,10 @@ void simulate_reverse(const ExecSpace& exec,
     if (events.orders <= 16) return layout(std::integral_constant<int, 16>{});
     return layout(std::integral_constant<int, 64>{});
   }
-  if (use_grouped_layout(events.orders)) {
+  // Slice-selective pulses take the plain kernel: its general rotations
+  // compiled into the grouped one cost it 26 % on the H200 (mrf, complex),
+  // where every pulse is instantaneous.
+  if (use_grouped_layout(events.orders) && events.slice_profiles == 0) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
     // team. Host: a team of one thread holding every order (of eight voxels
     // in SIMD lanes on the axis). An on-axis table (at float) runs the axis
@@ -201,15 +204,20 @@ void simulate_reverse(const ExecSpace& exec,
     }
   }
   launch.padded_orders = events.orders;
-  const auto plain = [&](auto k_constant) {
-    using Kernel = AdjointKernel<ExecSpace, decltype(k_constant)::value, Real>;
+  const auto plain = [&](auto k_constant, auto shaped_constant) {
+    using Kernel = AdjointKernel<ExecSpace, decltype(k_constant)::value, Real,
+                                 decltype(shaped_constant)::value>;
     run(configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch),
         Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels));
   };
-  if (events.orders <= 16) return plain(std::integral_constant<int, 16>{});
-  if (events.orders <= 64) return plain(std::integral_constant<int, 64>{});
-  if (events.orders <= 256) return plain(std::integral_constant<int, 256>{});
-  return plain(std::integral_constant<int, 1024>{});
+  if (events.slice_profiles > 0) {  // two buckets: slice-selective runs are rare
+    if (events.orders <= 64) return plain(std::integral_constant<int, 64>{}, std::true_type{});
+    return plain(std::integral_constant<int, 1024>{}, std::true_type{});
+  }
+  if (events.orders <= 16) return plain(std::integral_constant<int, 16>{}, std::false_type{});
+  if (events.orders <= 64) return plain(std::integral_constant<int, 64>{}, std::false_type{});
+  if (events.orders <= 256) return plain(std::integral_constant<int, 256>{}, std::false_type{});
+  return plain(std::integral_constant<int, 1024>{}, std::false_type{});
 }
 
 }  // namespace adjoint_detail

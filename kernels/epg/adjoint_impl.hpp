@@ -28,6 +28,7 @@
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
 #include "epg/adjoint.hpp"
+#include "epg/adjoint_pulse.hpp"
 #include "epg/event_loop.hpp"
 
 namespace larmor::epg {
@@ -101,6 +102,20 @@ struct PlainState {
   }
 };
 
+// A kernel voxel of a run with slice-selective pulses is tissue voxel v / P
+// at slice position v % P (event_loop.hpp's load_lane_tissue); its
+// cotangents and directions are its own (the host spreads the tissue
+// voxel's over its positions).
+struct SliceVoxel {
+  int source = 0, position = 0;
+};
+
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION SliceVoxel slice_voxel(const TissueViews<MemorySpace>& t, int v) {
+  const int positions = t.slice.positions > 1 ? t.slice.positions : 1;
+  return {v / positions, v % positions};
+}
+
 // r1 and r2 are the rates the states relax at (washout included); inv_t1 and
 // inv_t2 are 1/T1 and 1/T2, whose derivatives give those along T1 and T2.
 template <class Real>
@@ -116,7 +131,7 @@ struct DeclaredTerms {
   TransmitViews<MemorySpace> transmit;
   float lobe_s = 0.0f;
   bool transport = false, lobes = false;
-  int voxel = 0;
+  int voxel = 0;  // the tissue voxel
 
   KOKKOS_INLINE_FUNCTION TransmitField field(const EventRecord& rec) const {
     return transmit.channels > 0 ? transmit.field(voxel, shim_of(rec)) : TransmitField{};
@@ -134,6 +149,15 @@ KOKKOS_INLINE_FUNCTION DeclaredTerms<MemorySpace> declared_terms(const TissueVie
   d.voxel = voxel;
   return d;
 }
+
+// A sweep over slice-selective pulses also reads the tables and the kernel
+// voxel's slice position (adjoint_pulse.hpp); the other sweeps keep
+// DeclaredTerms as it is (its copy is on the stack of some).
+template <class MemorySpace>
+struct SliceTerms : DeclaredTerms<MemorySpace> {
+  SliceProfileViews<MemorySpace> slice;
+  int position = 0;
+};
 
 // A tissue value; for a dual number, with the tangent of the HVP direction.
 template <class Real>
@@ -155,11 +179,13 @@ KOKKOS_INLINE_FUNCTION Real rate_of(const Real& t) {
 template <class Real, class MemorySpace>
 KOKKOS_INLINE_FUNCTION VoxelTissue<Real> voxel_tissue(
     const TissueViews<MemorySpace>& t,
-    const Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>& directions, int v) {
+    const Kokkos::View<const float**, Kokkos::LayoutRight, MemorySpace>& directions, int v,
+    int source = -1) {
   float u[tissue_direction::count] = {0, 0, 0, 0, 0};
   if constexpr (tangent_count_v < Real >> 0) {
     for (int d = 0; d < tissue_direction::count; ++d) u[d] = directions(v, d);
   }
+  if (source >= 0) v = source;
   VoxelTissue<Real> x;
   x.m0 = seeded<Real>(t.m0.at(v), u[tissue_direction::m0]);
   x.t1 = seeded<Real>(t.t1_s.at(v), u[tissue_direction::t1]);
@@ -175,17 +201,6 @@ KOKKOS_INLINE_FUNCTION VoxelTissue<Real> voxel_tissue(
   // A tangent along df needs the precession even where df is zero.
   x.precess = tangent_count_v<Real> > 0 || scalar_value(x.df) != 0.0f;
   return x;
-}
-
-using epg::pulse_axis;
-using epg::PulseAxis;
-
-template <class Real>
-KOKKOS_INLINE_FUNCTION RotationCoefficients<Real> rotation_of(const EventRecord& rec,
-                                                              const PulseAxis& axis,
-                                                              const VoxelTissue<Real>& x) {
-  return make_rotation(make_flip(Real(rec.flip * axis.gain) * x.b1),
-                       make_phase(Real(axis.cos_phase), Real(axis.sin_phase)));
 }
 
 template <class Real>
@@ -217,17 +232,16 @@ KOKKOS_INLINE_FUNCTION void unshift_with_lobe(PlainState<K, Real>& lam,
 
 // One event forward, as the fused kernel computes it (the spoiler applied as
 // a step of its own rather than folded into the decay: the same values).
-template <int K, class Real, class MemorySpace>
+template <bool Shaped, int K, class Real, class Terms>
 KOKKOS_INLINE_FUNCTION void apply_event(PlainState<K, Real>& s, const EventRecord& rec,
-                                        const VoxelTissue<Real>& x,
-                                        const DeclaredTerms<MemorySpace>& d, int n) {
+                                        const VoxelTissue<Real>& x, const Terms& d, int n) {
   const std::uint32_t act = action_of(rec);
   const int live = live_orders_of(rec);
   if (act & abi::action::crush_before) shift_with_lobe(s, d, x, n, live);
   if (kind_of(rec) == abi::EventKind::pulse) {
-    const auto r = rotation_of(rec, pulse_axis(rec, d.field(rec)), x);
+    const auto p = reverse_pulse_of<Real, Shaped>(rec, d, x);
     for (int k = 0; k < live; ++k) {
-      rotate(r, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k], s.z_im[k]);
+      rotate_pulse<Shaped>(p, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k], s.z_im[k]);
     }
   }
   if (act & abi::action::crush_after) shift_with_lobe(s, d, x, n, live);
@@ -378,54 +392,28 @@ KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
   if (transport) g[3] += sums.duration_derivative(x.transport);
 }
 
-// sum over orders of Im(conj(l-) F- - conj(l+) F+): the pairing of the
-// adjoint with the z-rotation generator G (F+ -> i F+, F- -> -i F-).
-template <class Real>
-KOKKOS_INLINE_FUNCTION Real phase_pairing(const Real& lp_re, const Real& lp_im, const Real& lm_re,
-                                          const Real& lm_im, const Real& p_re, const Real& p_im,
-                                          const Real& m_re, const Real& m_im) {
-  return lm_re * m_im - lm_im * m_re - lp_re * p_im + lp_im * p_re;
-}
-
-// One order of the reverse of a pulse. A pulse is T = exp(a N) about the axis
-// at phase p, so dT/da = N T and, with T = R(p) T0 R(-p), dT/dp = G T - T G.
-// With s' = T s and l = T^H l':
-//   dL/da = <l', N s'>,  dL/dp = <l', G s'> - <l, G s>,
-// N: F+ -> -i e^{ip} Z, F- -> i e^{-ip} Z, Z -> (i/2)(e^{ip} F- - e^{-ip} F+).
-// Adds this order's share to da and dp, and takes its adjoint from l' to l.
-template <class Real>
-KOKKOS_INLINE_FUNCTION void rotation_pairings(
-    const RotationCoefficients<Real>& rot, const RotationCoefficients<Real>& adj,
-    const PulseAxis& axis, const Real& s_fp_re, const Real& s_fp_im, const Real& s_fm_re,
-    const Real& s_fm_im, const Real& s_z_re, const Real& s_z_im, Real& lp_re, Real& lp_im,
-    Real& lm_re, Real& lm_im, Real& lz_re, Real& lz_im, Real& da, Real& dp) {
-  const Real c(axis.cos_phase), sn(axis.sin_phase), half(0.5f);
-  Real p_re = s_fp_re, p_im = s_fp_im, m_re = s_fm_re, m_im = s_fm_im, z_re = s_z_re, z_im = s_z_im;
-  rotate(rot, p_re, p_im, m_re, m_im, z_re, z_im);                        // s'
-  const Real ez_re = c * z_re - sn * z_im, ez_im = c * z_im + sn * z_re;  // e^{ip} Z'
-  const Real cz_re = c * z_re + sn * z_im, cz_im = c * z_im - sn * z_re;  // e^{-ip} Z'
-  const Real em_re = c * m_re - sn * m_im, em_im = c * m_im + sn * m_re;  // e^{ip} F-'
-  const Real cp_re = c * p_re + sn * p_im, cp_im = c * p_im - sn * p_re;  // e^{-ip} F+'
-  // Re conj(l) (-i w) = Re l Im w - Im l Re w on F+; the opposite sign on F-.
-  da += lp_re * ez_im - lp_im * ez_re - lm_re * cz_im + lm_im * cz_re -
-        half * (lz_re * (em_im - cp_im) - lz_im * (em_re - cp_re));
-  dp += phase_pairing(lp_re, lp_im, lm_re, lm_im, p_re, p_im, m_re, m_im);
-  rotate(adj, lp_re, lp_im, lm_re, lm_im, lz_re, lz_im);
-  dp -= phase_pairing(lp_re, lp_im, lm_re, lm_im, s_fp_re, s_fp_im, s_fm_re, s_fm_im);
-}
-
 // The reverse of one pulse over the live orders; `s` is the state before the
 // pulse and `lam` goes from l' to l. Writes {dL/da, dL/dp}.
-template <int K, class Real>
+// `slope`: dT/da of a slice-selective pulse (shaped_pulse_slope).
+template <bool Shaped, int K, class Real>
 KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, PlainState<K, Real>& lam,
-                                             const RotationCoefficients<Real>& rot,
-                                             const PulseAxis& axis, int live, Real (&g)[2]) {
-  const auto adj = adjoint_rotation(rot);
+                                             const ReversePulse<Real>& pulse,
+                                             const GeneralRotation<Real>& slope, int live,
+                                             Real (&g)[2]) {
+  const auto adj = adjoint_rotation(pulse.rot);
   Real da(0.0f), dp(0.0f);
-  for (int k = 0; k < live; ++k) {
-    rotation_pairings(rot, adj, axis, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k],
-                      s.z_im[k], lam.fp_re[k], lam.fp_im[k], lam.fm_re[k], lam.fm_im[k],
-                      lam.z_re[k], lam.z_im[k], da, dp);
+  if (Shaped && pulse.shaped) {
+    for (int k = 0; k < live; ++k) {
+      shaped_pulse_pairings(pulse, slope, adj, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k],
+                            s.z_re[k], s.z_im[k], lam.fp_re[k], lam.fp_im[k], lam.fm_re[k],
+                            lam.fm_im[k], lam.z_re[k], lam.z_im[k], da, dp);
+    }
+  } else {
+    for (int k = 0; k < live; ++k) {
+      rotation_pairings(pulse.rot, adj, pulse.axis, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k],
+                        s.z_re[k], s.z_im[k], lam.fp_re[k], lam.fp_im[k], lam.fm_re[k],
+                        lam.fm_im[k], lam.z_re[k], lam.z_im[k], da, dp);
+    }
   }
   g[0] = da;
   g[1] = dp;
@@ -433,11 +421,14 @@ KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, Plain
 
 }  // namespace adjoint_detail
 
-template <class ExecSpace, int K, class Real>
+// `Shaped`: the stream has slice-selective pulses (adjoint_pulse.hpp).
+template <class ExecSpace, int K, class Real, bool Shaped = false>
 struct AdjointKernel {
   using memory_space = typename ExecSpace::memory_space;
   using State = adjoint_detail::PlainState<K, Real>;
   using Tissue = adjoint_detail::VoxelTissue<Real>;
+  using Terms = std::conditional_t<Shaped, adjoint_detail::SliceTerms<memory_space>,
+                                   adjoint_detail::DeclaredTerms<memory_space>>;
   // [voxel][slot][6 components x parts][K]
   using Store = Kokkos::View<float****, Kokkos::LayoutLeft, memory_space>;
   static constexpr int components = 6;
@@ -465,14 +456,21 @@ struct AdjointKernel {
     using namespace adjoint_detail;
     const FlushDenormalsOnHost flush_denormals;
     const int n = events.orders;
-    const Tissue x = voxel_tissue<Real>(tissue, directions, v);
-    const auto terms = declared_terms(tissue, v);
+    const SliceVoxel at = slice_voxel(tissue, v);
+    const Tissue x = voxel_tissue<Real>(tissue, directions, v, at.source);
+    Terms terms;
+    static_cast<adjoint_detail::DeclaredTerms<memory_space>&>(terms) =
+        declared_terms(tissue, at.source);
+    if constexpr (Shaped) {
+      terms.slice = tissue.slice;
+      terms.position = at.position;
+    }
     State s, s1, lam;
     s.clear(n);
     s.z_re[0] = Real(1.0f);
     for (int e = 0; e < events.count; ++e) {
       if (e % interval == 0) save(checkpoints, v, e / interval, s, n);
-      apply_event(s, events.records(e), x, terms, n);
+      apply_event<Shaped>(s, events.records(e), x, terms, n);
     }
     lam.clear(n);
     Gradients<Real> g;
@@ -483,7 +481,7 @@ struct AdjointKernel {
       load(checkpoints, v, c, s, n);
       for (int e = first; e < end; ++e) {
         save(stretch, v, e - first, s, n);
-        apply_event(s, events.records(e), x, terms, n);
+        apply_event<Shaped>(s, events.records(e), x, terms, n);
       }
       for (int e = end - 1; e >= first; --e) {
         load(stretch, v, e - first, s, n);
@@ -496,8 +494,7 @@ struct AdjointKernel {
   // Takes the adjoint after event `e` back to its start; `s` holds the state
   // at its start on entry (and is used as scratch).
   KOKKOS_INLINE_FUNCTION void reverse_event(int v, int e, const EventRecord& rec, const Tissue& x,
-                                            const adjoint_detail::DeclaredTerms<memory_space>& d,
-                                            int n, State& s, State& s1, State& lam,
+                                            const Terms& d, int n, State& s, State& s1, State& lam,
                                             adjoint_detail::Gradients<Real>& g) const {
     using namespace adjoint_detail;
     const std::uint32_t act = action_of(rec);
@@ -507,13 +504,12 @@ struct AdjointKernel {
     // before the interval.
     if (act & abi::action::crush_before) shift_with_lobe(s, d, x, n, live);
     s1 = s;
-    RotationCoefficients<Real> rot{};
-    PulseAxis axis{};
+    ReversePulse<Real> pulse{};
     if (kind == abi::EventKind::pulse) {
-      axis = pulse_axis(rec, d.field(rec));
-      rot = rotation_of(rec, axis, x);
+      pulse = reverse_pulse_of<Real, Shaped>(rec, d, x);
       for (int k = 0; k < live; ++k) {
-        rotate(rot, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k], s.z_im[k]);
+        rotate_pulse<Shaped>(pulse, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k], s.z_re[k],
+                             s.z_im[k]);
       }
     }
     if (act & abi::action::crush_after) shift_with_lobe(s, d, x, n, live);
@@ -534,9 +530,13 @@ struct AdjointKernel {
     if (act & abi::action::crush_after) unshift_with_lobe(lam, d, x, n, live);
     if (kind == abi::EventKind::pulse) {
       Real gr[2] = {};
-      reverse_rotation(s1, lam, rot, axis, live, gr);
-      g.tissue[tissue_direction::b1] += gr[0] * (rec.flip * axis.gain);
-      seq_flip = gr[0] * x.b1 * axis.gain;
+      GeneralRotation<Real> slope{};
+      if constexpr (Shaped) {
+        if (pulse.shaped) slope = shaped_pulse_slope<Real>(rec, d, x, pulse.axis);
+      }
+      reverse_rotation<Shaped>(s1, lam, pulse, slope, live, gr);
+      g.tissue[tissue_direction::b1] += gr[0] * (rec.flip * pulse.axis.gain);
+      seq_flip = gr[0] * x.b1 * pulse.axis.gain;
       seq_phase = gr[1];
     } else if (kind == abi::EventKind::adc) {
       // The sample y = M0 q with q = F+_0 e^{-i phase}, and the loss Re conj(w) y:

@@ -36,10 +36,13 @@ struct PulseQuaternion {
 // Cubic Hermite read-back along the flip at one profile and position. The
 // node index comes from the value; with dual numbers the weights carry the
 // derivative of the interpolant. Flips past the last node extrapolate the
-// last cubic (the host refuses voxels that would need it).
+// last cubic (the host refuses voxels that would need it). `slope`, where
+// given, receives the interpolant's derivative along the flip (per radian;
+// the reverse sweeps pair it with their adjoint).
 template <class Real, class MemorySpace>
 KOKKOS_INLINE_FUNCTION PulseQuaternion<Real> read_slice_rotation(
-    const SliceProfileViews<MemorySpace>& views, int profile, int position, const Real& flip) {
+    const SliceProfileViews<MemorySpace>& views, int profile, int position, const Real& flip,
+    PulseQuaternion<Real>* slope = nullptr) {
   const float step = views.flip_step(profile);
   const Real t = flip * Real(1.0f / step);
   const int last = int(views.nodes.extent(2)) - 2;
@@ -50,13 +53,21 @@ KOKKOS_INLINE_FUNCTION PulseQuaternion<Real> read_slice_rotation(
   const Real um = one - u;
   const Real h00 = (one + two * u) * um * um, h10 = u * um * um * Real(step);
   const Real h01 = u * u * (three - two * u), h11 = u * u * (u - one) * Real(step);
-  Real q[4];
+  Real q[4], dq[4];
   for (int c = 0; c < 4; ++c) {
-    q[c] = h00 * Real(views.nodes(profile, position, i, c)) +
-           h10 * Real(views.nodes(profile, position, i, 4 + c)) +
-           h01 * Real(views.nodes(profile, position, i + 1, c)) +
-           h11 * Real(views.nodes(profile, position, i + 1, 4 + c));
+    const Real q0(views.nodes(profile, position, i, c));
+    const Real d0(views.nodes(profile, position, i, 4 + c));
+    const Real q1(views.nodes(profile, position, i + 1, c));
+    const Real d1(views.nodes(profile, position, i + 1, 4 + c));
+    q[c] = h00 * q0 + h10 * d0 + h01 * q1 + h11 * d1;
+    if (slope != nullptr) {
+      // d/dflip = (1 / step) d/du of the Hermite weights.
+      const Real six_u_um = Real(6.0f) * u * um;
+      dq[c] = (q1 - q0) * six_u_um * Real(1.0f / step) + um * (one - three * u) * d0 +
+              u * (three * u - two) * d1;
+    }
   }
+  if (slope != nullptr) *slope = {dq[0], dq[1], dq[2], dq[3]};
   return {q[0], q[1], q[2], q[3]};
 }
 
@@ -84,6 +95,30 @@ KOKKOS_INLINE_FUNCTION GeneralRotation<Real> make_general_rotation(const PulseQu
   g.r.v_im = Real(2.0f) * (q.w * b_im + q.z * b_re);
   g.r.h_re = q.w * b_re + q.z * b_im;  // conj(a) b
   g.r.h_im = q.w * b_im - q.z * b_re;
+  return g;
+}
+
+// The derivative of make_general_rotation's coefficients along the flip,
+// from the quaternion `q` and its slope `dq` (the product rule on each
+// coefficient, which is quadratic in q).
+template <class Real>
+KOKKOS_INLINE_FUNCTION GeneralRotation<Real> general_rotation_slope(const PulseQuaternion<Real>& q,
+                                                                    const PulseQuaternion<Real>& dq,
+                                                                    const Real& cos_p,
+                                                                    const Real& sin_p) {
+  const Real b_re = cos_p * q.x - sin_p * q.y, b_im = sin_p * q.x + cos_p * q.y;
+  const Real db_re = cos_p * dq.x - sin_p * dq.y, db_im = sin_p * dq.x + cos_p * dq.y;
+  const Real two(2.0f);
+  GeneralRotation<Real> g;
+  g.r.c2 = two * (q.w * dq.w - q.z * dq.z);
+  g.c2_im = two * (dq.w * q.z + q.w * dq.z);
+  g.r.ca = two * (q.w * dq.w + q.z * dq.z - b_re * db_re - b_im * db_im);
+  g.r.u_re = two * (b_re * db_re - b_im * db_im);
+  g.r.u_im = two * (db_re * b_im + b_re * db_im);
+  g.r.v_re = two * (dq.w * b_re + q.w * db_re - dq.z * b_im - q.z * db_im);
+  g.r.v_im = two * (dq.w * b_im + q.w * db_im + dq.z * b_re + q.z * db_re);
+  g.r.h_re = dq.w * b_re + q.w * db_re + dq.z * b_im + q.z * db_im;
+  g.r.h_im = dq.w * b_im + q.w * db_im - dq.z * b_re - q.z * db_re;
   return g;
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
@@ -281,6 +282,13 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
       epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_orders_,
                                  samples(), epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
+  // Slice-selective pulses: each tissue voxel runs once per slice position,
+  // as in run_into. The forward sum y = w_p sum_j y_j spreads the cotangent
+  // w_p w to every position, and the positions' tissue gradients add up.
+  check_slice_tissue(slice_table_, tissue, description_);
+  const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const int positions = slice.active() ? slice.positions : 1;
+  const float position_weight = positions > 1 ? float(slice_table_.position_weight.front()) : 1.0f;
   // Checkpoints and one stretch per voxel (two floats per number at dual
   // numbers).
   const std::int64_t interval = checkpoint_interval > 0
@@ -295,15 +303,19 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
       samples() * 8.0;
   // As many voxels per launch as the budget allows (one thread each: the
   // forward run's split into 16 launches for progress would starve a GPU).
-  std::int64_t chunk = std::int64_t(reverse_memory_budget<ExecSpace>() / per_voxel);
+  std::int64_t chunk =
+      std::int64_t(reverse_memory_budget<ExecSpace>() / (per_voxel * double(positions)));
   if (options_.chunk_voxels > 0) chunk = std::min(chunk, options_.chunk_voxels);
-  chunk = std::min<std::int64_t>({chunk, tissue.voxels, std::numeric_limits<std::int32_t>::max()});
+  chunk = std::min<std::int64_t>(
+      {chunk, tissue.voxels, std::numeric_limits<std::int32_t>::max() / positions});
   chunk = std::max<std::int64_t>(1, chunk);
+  const std::int64_t kernel_chunk = chunk * positions;  // kernel voxels per launch
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_cotangents(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), chunk, samples(), 2);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), kernel_chunk,
+      samples(), 2);
   const auto per_voxel_matrix = [&](const char* label, bool used) {
-    return used ? Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), chunk,
-                         tissue_columns)
+    return used ? Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+                         kernel_chunk, tissue_columns)
                 : Matrix();
   };
   const auto per_event_matrix = [&](const char* label, bool used) {
@@ -317,21 +329,61 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   const auto rows = [](std::int64_t count) {
     return std::pair<std::int64_t, std::int64_t>(0, count);
   };
+  // Per tissue voxel rows of `width` floats, spread over the positions
+  // (scaled) on the way in and summed over them on the way out.
+  std::vector<float> spread;
+  const auto spread_rows = [&](const float* from, std::int64_t count, std::int64_t width,
+                               float scale) {
+    if (positions == 1) return from;
+    spread.resize(std::size_t(count * positions * width));
+    for (std::int64_t v = 0; v < count; ++v) {
+      for (int j = 0; j < positions; ++j) {
+        for (std::int64_t r = 0; r < width; ++r) {
+          spread[std::size_t((v * positions + j) * width + r)] = scale * from[v * width + r];
+        }
+      }
+    }
+    return static_cast<const float*>(spread.data());
+  };
   const auto download = [&](const Matrix& from, float* to, std::int64_t begin, std::int64_t count) {
-    HostMatrix host(to + begin * tissue_columns, count, tissue_columns);
-    Kokkos::deep_copy(host, Kokkos::subview(from, rows(count), Kokkos::ALL));
+    if (positions == 1) {
+      HostMatrix host(to + begin * tissue_columns, count, tissue_columns);
+      Kokkos::deep_copy(host, Kokkos::subview(from, rows(count), Kokkos::ALL));
+      return;
+    }
+    std::vector<float> all(std::size_t(count * positions * tissue_columns));
+    Kokkos::deep_copy(HostMatrix(all.data(), count * positions, tissue_columns),
+                      Kokkos::subview(from, rows(count * positions), Kokkos::ALL));
+    for (std::int64_t v = 0; v < count; ++v) {
+      for (int k = 0; k < tissue_columns; ++k) {
+        float sum = 0.0f;
+        for (int j = 0; j < positions; ++j) {
+          sum += all[std::size_t((v * positions + j) * tissue_columns + k)];
+        }
+        to[(begin + v) * tissue_columns + k] = sum;
+      }
+    }
   };
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    const std::int64_t kernel_count = count * positions;
+    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    if (positions > 1) {
+      views.slice = slice;
+      views.voxels = int(kernel_count);
+    }
+    const std::int64_t row = std::int64_t(samples()) * 2;
     Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_w(
-        cotangents + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-    Kokkos::deep_copy(Kokkos::subview(device_cotangents, rows(count), Kokkos::ALL, Kokkos::ALL),
-                      host_w);
+        spread_rows(cotangents + begin * row, count, row, position_weight), kernel_count, samples(),
+        2);
+    Kokkos::deep_copy(
+        Kokkos::subview(device_cotangents, rows(kernel_count), Kokkos::ALL, Kokkos::ALL), host_w);
     if (second_order) {
       Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_u(
-          directions + begin * tissue_columns, count, tissue_columns);
-      Kokkos::deep_copy(Kokkos::subview(device_directions, rows(count), Kokkos::ALL), host_u);
+          spread_rows(directions + begin * tissue_columns, count, tissue_columns, 1.0f),
+          kernel_count, tissue_columns);
+      Kokkos::deep_copy(Kokkos::subview(device_directions, rows(kernel_count), Kokkos::ALL),
+                        host_u);
       epg::simulate_tissue_hvp<ExecSpace>(exec, table, views, device_directions, device_cotangents,
                                           out.tissue_gradients, out.sequence_gradients,
                                           out.tissue_hvp, out.sequence_hvp, checkpoint_interval);

@@ -103,12 +103,12 @@ TEST(TEST_CATEGORY, hvp_values_are_the_vjp) {
 // O(h^2 + k^2) relative and the cancellation error about 1e-16 / (h k).
 inline void expect_tissue_hvp_matches_differences(
     const sequence::Description& d, const tissue::Tissue& t, int orders,
-    const VoxelReference& simulate_voxel = single_pool_reference()) {
+    const VoxelReference& simulate_voxel = single_pool_reference(), double tolerance = 0.0) {
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 122);
   const auto u = random_directions(t, 123);
   const auto hvp = run_hvp(d, t, orders, w, u);
   const int resolved = sequence::resolve_order_count(d, orders);
-  const double tol = float_tolerance(std::int64_t(d.events.size()));
+  const double tol = tolerance > 0.0 ? tolerance : float_tolerance(std::int64_t(d.events.size()));
   const double h = 1e-3;
   for (int v = 0; v < t.voxels; ++v) {
     const reference::Tissue base = voxel_of(t, v);
@@ -142,7 +142,7 @@ TEST(TEST_CATEGORY, tissue_hvp_matches_mixed_central_differences) {
 // Returns how many were checked.
 inline int expect_sequence_hvp_matches_differences(
     const sequence::Description& d, const tissue::Tissue& t, int orders,
-    const VoxelReference& simulate_voxel = single_pool_reference()) {
+    const VoxelReference& simulate_voxel = single_pool_reference(), double tolerance = 0.0) {
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 132);
   const auto u = random_directions(t, 133);
   const auto hvp = run_hvp(d, t, orders, w, u);
@@ -153,7 +153,7 @@ inline int expect_sequence_hvp_matches_differences(
       l += reference_loss(dd, along(voxel_of(t, v), u, v, a), resolved, w, v, simulate_voxel);
     return l;
   };
-  const double tol = float_tolerance(std::int64_t(d.events.size()));
+  const double tol = tolerance > 0.0 ? tolerance : float_tolerance(std::int64_t(d.events.size()));
   double scale = 0.0;
   for (float g : hvp.sequence_hvp) scale = std::max(scale, double(std::abs(g)));
   const double h = 1e-3;

@@ -184,11 +184,53 @@ TEST(TEST_CATEGORY, slice_selective_tangents_match_central_differences) {
   }
 }
 
+// The isochromat run across the slice as the derivative helpers' reference
+// (tstDerivatives.hpp, tstHessian.hpp).
+inline VoxelReference across_slice_reference() {
+  return [](const sequence::Description& d, const reference::Tissue& x, std::int64_t, int) {
+    return reference::simulate_across_slice(d, x, 64);
+  };
+}
+
+// Reverse mode through slice-selective pulses: the tables' slope along the
+// flip, the general rotation's adjoint, the cotangents spread over the slice
+// positions and their gradients summed. Against forward mode (the dot
+// product identity: the same tables, differentiated by dual numbers), the
+// checkpoint interval, and central differences of the isochromat run for
+// every event's flip, phase and duration.
+TEST(TEST_CATEGORY, slice_selective_gradients_match_forward_mode_and_central_differences) {
+  const auto d = slice_profile::spin_echo_train(8);
+  const tissue::Tissue t = random_tissue(3, 706);
+  expect_dot_product_identity(d, t);
+  expect_vjp_independent_of_the_interval(d, t);
+  // The forward-mode test's 2e-4 per sample (above: the read-back's
+  // derivative against the Runge-Kutta pulses), summed over the loss's
+  // voxels x samples cotangents of size <= 1 in both parts.
+  const double tolerance = 2e-4 * 2.0 * double(t.voxels) * d.sample_count();
+  EXPECT_EQ(
+      expect_sequence_gradients_match_differences(d, t, 0, across_slice_reference(), tolerance),
+      4 * 3 + 3 * 2);
+}
+
+// Forward over reverse through the same pulses: its values are the
+// reverse sweep's, its tissue and sequence Hessian-vector products the mixed
+// central differences of the isochromat run.
+TEST(TEST_CATEGORY, slice_selective_hvp_matches_mixed_central_differences) {
+  const auto d = slice_profile::spin_echo_train(8);
+  const tissue::Tissue t = random_tissue(2, 707);
+  expect_hvp_values_are_the_vjp(d, t);
+  const double tolerance = 2e-4 * 2.0 * double(t.voxels) * d.sample_count();
+  expect_tissue_hvp_matches_differences(d, t, 0, across_slice_reference(), tolerance);
+  EXPECT_EQ(expect_sequence_hvp_matches_differences(d, t, 0, across_slice_reference(), tolerance),
+            4 * 3 + 3 * 2);
+}
+
 // A transmit array with slice-selective pulses: each pulse's shim setting
 // scales its flip (through the tables) and turns its phase, voxel by voxel.
 // Against the isochromat run whose Runge-Kutta pulses take the same field;
-// forward-mode tangents along B1 against its central differences; a field
-// that takes a voxel past the tables is refused naming the voxel and setting.
+// forward-mode tangents along B1 against its central differences; reverse
+// mode against forward mode and the isochromats' differences; a field that
+// takes a voxel past the tables is refused naming the voxel and setting.
 TEST(TEST_CATEGORY, slice_selective_pulses_take_the_transmit_arrays_field) {
   auto d = slice_profile::spin_echo_train(12);
   d.shims.channels = 2;
@@ -239,6 +281,14 @@ TEST(TEST_CATEGORY, slice_selective_pulses_take_the_transmit_arrays_field) {
     }
   }
   EXPECT_GT(change, 100 * 2e-5);  // the field matters far beyond the tolerance
+  // Reverse mode through the field (each voxel's own gain and phase turn
+  // the table's flip and the pulse's axis): against forward mode, and the
+  // event gradients against the isochromats' central differences (the
+  // tolerance of slice_selective_gradients_match_...).
+  expect_dot_product_identity(d, t);
+  EXPECT_EQ(expect_sequence_gradients_match_differences(d, t, 0, across_slice_reference(),
+                                                        2e-4 * 2.0 * double(t.voxels) * samples),
+            4 * 3 + 3 * 2);
   t.b1.map[1] = 1.4f;
   t.transmit[2] = std::polar(5.0f, 0.3f);  // voxel 1, channel 0: past the tables
   try {
@@ -264,12 +314,15 @@ TEST(TEST_CATEGORY, slice_selective_pulses_are_refused_where_unsupported) {
   std::vector<float> out(std::size_t(t.voxels * sim.samples() * 2));
   std::vector<float> w(out.size(), 1.0f), tissue_grad(std::size_t(t.voxels * 5));
   std::vector<float> sequence_grad(std::size_t(sim.events() * 3));
+  tissue::Tissue pooled_reverse = t;
+  pooled_reverse.bound_fraction.uniform = 0.1f;
+  pooled_reverse.bound_t1_s.uniform = 1.0f;
   refuses(
       [&] {
-        sim.run_tissue_vjp_into<TEST_EXECSPACE>(t, w.data(), tissue_grad.data(),
+        sim.run_tissue_vjp_into<TEST_EXECSPACE>(pooled_reverse, w.data(), tissue_grad.data(),
                                                 sequence_grad.data());
       },
-      "reverse sweep");
+      "a pooled model");
   tissue::Tissue pooled_steady = t;
   pooled_steady.bound_fraction.uniform = 0.1f;
   pooled_steady.bound_t1_s.uniform = 1.0f;
