@@ -175,8 +175,9 @@ void simulate_reverse(const ExecSpace& exec,
         };
         using One = std::integral_constant<int, 1>;
         if constexpr (host) {
-          // The axis states move, save and replay whole blocks per event:
-          // blocks of 16, 32 or 64 orders keep them no larger than the run.
+          // Checkpoints save whole blocks (shifts and stretches touch only
+          // the live rows): blocks of 16, 32 or 64 orders keep them no
+          // larger than the run.
           const auto host_axis = [&](auto lanes_constant) {
             if (events.orders <= 16)
               return axis(std::integral_constant<int, 16>{}, lanes_constant, 1);
