@@ -221,9 +221,9 @@ struct AxisStateBlock {
 
   // The rotation after `shifts` deferred shifts (at most pulse_reach) and the
   // pending relaxation: the shifts are folded into the rotation's inputs.
-  template <class Member>
+  template <class Member, class Exchange>
   KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const PendingRotation<lanes>& r, int shifts,
-                                             const Member& team, EdgeExchange<Real, lanes>& x) {
+                                             const Member& team, Exchange& x) {
     if (shifts == 0) {
       rotate_pending(live, r);
     } else if (pulse_reach >= 2 && shifts == 2) {
@@ -244,9 +244,9 @@ struct AxisStateBlock {
   // family), and the first thread's lowest orders are the conjugates
   // a_j = -b_{S-j} the shifts create. `Interior`: the truncation falls inside
   // a block, so every order is `kept`, not only those entering one.
-  template <int S, bool Interior, class Member>
+  template <int S, bool Interior, class Member, class Exchange>
   KOKKOS_INLINE_FUNCTION void rotate_shifted(const PendingRotation<lanes>& r, const Member& team,
-                                             EdgeExchange<Real, lanes>& x) {
+                                             Exchange& x) {
     static_assert(std::is_same_v<Real, float> && S >= 1 && S <= opt, "S shifts within a block");
     const int thread = thread_in_group;
     Real up[S][lanes], down[S][lanes];
@@ -300,9 +300,8 @@ struct AxisStateBlock {
     return -b[sample_reach >= 1 ? 1 : 0][l];
   }
 
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void shift_times(const Member& team, EdgeExchange<Real, lanes>& x,
-                                          int shifts) {
+  template <class Member, class Exchange>
+  KOKKOS_INLINE_FUNCTION void shift_times(const Member& team, Exchange& x, int shifts) {
     for (int s = 0; s < shifts; ++s) shift(team, x);
   }
 
@@ -385,8 +384,8 @@ struct AxisStateBlock {
   // F+ moved past the truncation is cleared (`kept`). Deferred shifts
   // (PendingInterval) take this path only for counts past a pulse's or a
   // sample's reach.
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
+  template <class Member, class Exchange>
+  KOKKOS_INLINE_FUNCTION void shift(const Member& team, Exchange& x) {
     const int thread = thread_in_group;
     Real prev_a[1][lanes], next_b[1][lanes];
     LARMOR_UNROLL

@@ -133,9 +133,11 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
 // spread over `group_threads` threads: several small groups fill a warp while
 // each thread keeps enough orders to amortise the per-event work.
 // `OnAxis`: the real-subspace path (axis_state.hpp), for an event table
-// rewritten onto the pulses' axis (EventTable::on_axis).
+// rewritten onto the pulses' axis (EventTable::on_axis). `WarpGroup` > 0: a
+// device team is one full warp of groups of that many threads, fixed at
+// compile time (WarpExchange); 0: the launch shape's counts, read at run time.
 template <class ExecSpace, class Real, int OrdersPerThread, int Lanes, bool Declared = false,
-          bool OnAxis = false>
+          bool OnAxis = false, int WarpGroup = 0>
 struct ForwardKernel {
   using memory_space = typename ExecSpace::memory_space;
   using policy = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
@@ -151,7 +153,9 @@ struct ForwardKernel {
                                        AxisRingStateBlock<Real, OrdersPerThread, Lanes>,
                                        AxisStateBlock<Real, OrdersPerThread, Lanes>>;
   using State = std::conditional_t<OnAxis, AxisState, ComplexState>;
-  using Exchange = EdgeExchange<Real, Lanes>;
+  static constexpr bool fixed_warp = WarpGroup > 0;
+  using Exchange = std::conditional_t<fixed_warp, WarpExchange<Real, Lanes, WarpGroup>,
+                                      EdgeExchange<Real, Lanes>>;
   // On-axis forward runs defer the relaxation between pulses to the next
   // pulse, which applies it as a column scaling of its rotation
   // (PendingInterval): one pass over the orders per pulse. Forward mode
@@ -188,16 +192,20 @@ struct ForwardKernel {
     const FlushDenormalsOnHost flush_denormals;
     scratch_records tile(team.team_scratch(0), tile_events);
     Exchange exchange;
-    exchange.team_threads = team_threads;
-    exchange.threads = group_threads;
-    exchange.shuffle = warp_shuffle;
-    exchange.data = static_cast<Real*>(team.team_shmem().get_shmem(Exchange::bytes(team_threads)));
-
-    const int group = team.team_rank() / group_threads;
-    const int thread = team.team_rank() - group * group_threads;
+    if constexpr (!fixed_warp) {
+      exchange.team_threads = team_threads;
+      exchange.threads = group_threads;
+      exchange.shuffle = warp_shuffle;
+      exchange.data =
+          static_cast<Real*>(team.team_shmem().get_shmem(Exchange::bytes(team_threads)));
+    }
+    const int threads_per_group = fixed_warp ? WarpGroup : group_threads;
+    const int groups_per_team = fixed_warp ? 32 / WarpGroup : groups;
+    const int group = team.team_rank() / threads_per_group;
+    const int thread = team.team_rank() - group * threads_per_group;
     LaneTissue<Real, Lanes> lane;
-    load_lane_tissue<Real, Lanes, Declared>(tissue, (team.league_rank() * groups + group) * Lanes,
-                                            lane);
+    load_lane_tissue<Real, Lanes, Declared>(
+        tissue, (team.league_rank() * groups_per_team + group) * Lanes, lane);
 
     State state;
     if constexpr (OnAxis) {

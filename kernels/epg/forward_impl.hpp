@@ -134,6 +134,27 @@ void launch_axis_layout(const ExecSpace& exec,
                            std::to_string(OPT) + "x" + std::to_string(L) +
                            " holds on-axis states only");
   }
+  // A device team that is one full warp takes the kernel with its group
+  // size fixed at compile time (WarpExchange); smaller teams (few voxels)
+  // and forward mode keep the run-time counts.
+  if constexpr (!kx::is_host_space_v<ExecSpace> && std::is_same_v<Real, float>) {
+    const auto launch_warp = [&](auto group) {
+      launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true, decltype(group)::value>>(
+          exec, events, tissue, signals, shape, tangents, carry);
+    };
+    if (shape.team_threads == 32) {
+      switch (shape.group_threads) {
+        case 1:
+          return launch_warp(std::integral_constant<int, 1>{});
+        case 2:
+          return launch_warp(std::integral_constant<int, 2>{});
+        case 4:
+          return launch_warp(std::integral_constant<int, 4>{});
+        default:
+          break;
+      }
+    }
+  }
   launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true>>(exec, events, tissue, signals,
                                                                      shape, tangents, carry);
 }

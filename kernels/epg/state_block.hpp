@@ -107,6 +107,48 @@ struct EdgeExchange {
 #endif
 };
 
+// EdgeExchange's shuffles for a team that is one full warp of groups of
+// `Threads` threads, all fixed at compile time. The run-time exchange keeps
+// its thread counts and shuffle switch in the kernel's launch constants,
+// which ptxas reloads inside the event loop rather than hold in registers
+// (docs/performance-real-path.md); here the segment width and mask are
+// immediates. Device backends only: host teams are one thread.
+template <class Real, int Lanes, int Threads>
+struct WarpExchange {
+  static_assert(Threads >= 1 && Threads <= 32 && (Threads & (Threads - 1)) == 0,
+                "groups tile the warp");
+  static constexpr int threads = Threads;
+
+  static KOKKOS_INLINE_FUNCTION std::size_t bytes(int) { return 0; }
+
+  template <class Member, int Words>
+  KOKKOS_FORCEINLINE_FUNCTION void trade(const Member&, int, Real (&up)[Words][Lanes],
+                                         Real (&down)[Words][Lanes]) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (Threads > 1) {
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        LARMOR_UNROLL
+        for (int w = 0; w < Words; ++w) {
+          up[w][l] = EdgeExchange<Real, Lanes>::template shuffle_words<true>(0xffffffffu, up[w][l],
+                                                                             Threads);
+        }
+        LARMOR_UNROLL
+        for (int w = 0; w < Words; ++w) {
+          down[w][l] = EdgeExchange<Real, Lanes>::template shuffle_words<false>(
+              0xffffffffu, down[w][l], Threads);
+        }
+      }
+    }
+#else
+    // Never launched on a host backend (forward_impl.hpp chooses it only for
+    // device teams); compiled there as the CUDA build's host pass.
+    (void)up;
+    (void)down;
+#endif
+  }
+};
+
 // One pulse's rotation coefficients for every lane, stored lane-contiguous so
 // that the host's lane loop loads them as vectors.
 template <class Real, int Lanes>

@@ -85,6 +85,10 @@ TEST(TEST_CATEGORY, every_compiled_device_layout_runs_the_axis_states) {
                                    random_tissue(37, 620 + orders, false), orders);
           expect_matches_reference(sequence::build_mese(cp), random_tissue(19, 640 + orders, false),
                                    orders);
+          // Three voxels: a team narrower than a warp, which keeps the group
+          // counts of the launch shape (a full warp fixes them at compile time).
+          expect_matches_reference(real_path::half_turn_train(40, 660 + orders),
+                                   random_tissue(3, 680 + orders, false), orders);
         }
       },
       /*on_axis=*/true);
