@@ -134,9 +134,10 @@ void launch_axis_layout(const ExecSpace& exec,
                            std::to_string(OPT) + "x" + std::to_string(L) +
                            " holds on-axis states only");
   }
-  // A device team that is one full warp takes the kernel with its group
-  // size fixed at compile time (WarpExchange); smaller teams (few voxels)
-  // and forward mode keep the run-time counts.
+  // A device team that is one full warp of groups of 2 or 4 threads (17 to
+  // 64 orders) takes the kernel with its group size fixed at compile time
+  // (WarpExchange); narrower teams (few voxels), one-thread groups and
+  // forward mode keep the run-time counts.
   if constexpr (!kx::is_host_space_v<ExecSpace> && std::is_same_v<Real, float>) {
     const auto launch_warp = [&](auto group) {
       launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true, decltype(group)::value>>(
@@ -144,8 +145,6 @@ void launch_axis_layout(const ExecSpace& exec,
     };
     if (shape.team_threads == 32) {
       switch (shape.group_threads) {
-        case 1:
-          return launch_warp(std::integral_constant<int, 1>{});
         case 2:
           return launch_warp(std::integral_constant<int, 2>{});
         case 4:
