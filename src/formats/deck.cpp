@@ -10,6 +10,7 @@
 
 #include "formats/deck_section.hpp"
 #include "formats/pulseq/pulseq_events.hpp"
+#include "formats/toml_text.hpp"
 #if LARMOR_HAVE_ISMRMRD
 #include "formats/mrd/mrd.hpp"
 #endif
@@ -399,6 +400,21 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 
 }  // namespace
 
+toml::table detail::parse_deck_file(const std::string& path) {
+  std::string text;
+  try {
+    text = read_toml_text(path);
+  } catch (const std::exception& e) {
+    throw DeckError(e.what());
+  }
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                    std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+}
+
 std::vector<std::string> builder_names() {
   return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq"};
 }
@@ -406,13 +422,7 @@ std::vector<std::string> builder_names() {
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections,
                bool tissue_required) {
   if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
-                    std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
-  }
+  const toml::table root = detail::parse_deck_file(path);
   std::string extras;
   for (const auto& e : extra_sections) extras += ", " + e;
   for (const auto& [key, value] : root) {

@@ -17,6 +17,10 @@
 
 namespace larmor::formats::detail {
 
+// The deck file's tables: its text checked (toml_text.hpp), then parsed;
+// throws DeckError naming the file, line and column.
+toml::table parse_deck_file(const std::string& path);
+
 // A table together with where it came from, so that every complaint can name
 // the file, the line, the table and the key.
 class Section {

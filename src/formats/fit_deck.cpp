@@ -86,7 +86,7 @@ FitDeck read_fit_deck(const std::string& path) {
   FitDeck out;
   out.deck = read_deck(path, {"data", "estimator"}, false);
   out.nifti_output = out.deck.nifti_output;
-  const toml::table root = toml::parse_file(path);  // parsed once already
+  const toml::table root = detail::parse_deck_file(path);  // read once already
   const fs::path dir = fs::path(path).parent_path();
   auto resolve = [&](const std::string& name) {
     return (fs::path(name).is_absolute() ? fs::path(name) : dir / name).string();

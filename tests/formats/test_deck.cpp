@@ -7,6 +7,7 @@
 #include <random>
 
 #include "formats/deck.hpp"
+#include "formats/toml_text.hpp"
 #include "larmor_config.hpp"
 
 namespace larmor::formats {
@@ -234,6 +235,68 @@ TEST_F(DeckTest, wrong_types_are_named) {
 TEST_F(DeckTest, syntax_errors_carry_line_and_column) {
   const std::string e = error_of("[sequence]\nbuilder = \"mese\n");
   EXPECT_NE(e.find("deck.toml:2"), std::string::npos) << e;
+}
+
+// Non-ASCII text outside strings and comments is refused by line and column
+// before toml++ sees it (Debian's toml++ 3.3.0 reaches undefined behaviour on
+// some such code points: formats/toml_text.hpp); in strings and comments it
+// is read.
+TEST_F(DeckTest, non_ascii_text_is_refused_outside_strings_and_comments) {
+  // A Cyrillic letter in a number (the fuzz target's finding).
+  std::string e =
+      error_of("[sequence]\nbuilder = \"spgr\"\ntr_ms = 11\xD0\x98\n" + std::string(kTissue));
+  EXPECT_NE(e.find("deck.toml:3:11: non-ASCII byte 0xD0"), std::string::npos) << e;
+  // After a multi-line string's line-ending backslash (toml++ issue #190).
+  e = error_of("s = \"\"\"\\  \n  \xC2\xA7\"\"\"\n");
+  EXPECT_NE(e.find("deck.toml:2:3: non-ASCII byte 0xC2 right after a line-ending backslash"),
+            std::string::npos)
+      << e;
+  // After a backslash that does not end the line (the fuzz target's).
+  e = error_of("s = \"\"\"i\\ \xEF\xBB\xB7o\"\"\"\n");
+  EXPECT_NE(e.find("deck.toml:1:11: non-ASCII byte 0xEF after a backslash in a multi-line string"),
+            std::string::npos)
+      << e;
+  // A combining mark alone (toml++ issue #295).
+  e = error_of("\xCC\xAA");
+  EXPECT_NE(e.find("deck.toml:1:1: non-ASCII byte 0xCC"), std::string::npos) << e;
+  // In a string glued to a bare value (toml++ reads it as part of the value).
+  e = error_of("[sequence]\nbuilder = \"spgr\"\ntr_ms = 11'\xC3\xA9'\n" + std::string(kTissue));
+  EXPECT_NE(e.find("deck.toml:3:12: non-ASCII byte 0xC3 in a string that directly follows a value"),
+            std::string::npos)
+      << e;
+  // In comments and strings of every kind it is text, wherever a string
+  // may stand (values, arrays, inline tables, quoted and dotted keys).
+  EXPECT_NO_THROW(
+      check_toml_text("# T\xC3\xA9\nname = \"\xC3\xA9\\\"\xC3\xA9\" # \xC3\xBC\n"
+                      "b = 'x\xC3\xA9'\nc = '''\n\xC3\xBC'''\nd = \"\"\"\xC3\xBC\\\"\"\"\"\n"
+                      "e = \"\"\"\\\nx\xC3\xBC\"\"\"\"\n"
+                      "f = [1, \"\xC3\xA9\"]\ng = {h = '\xC3\xA9'}\n\"\xC3\xA9\" = 1\n"
+                      "[a.\"\xC3\xA9\"]\n[\"\xC3\xA9\"]\n",
+                      "text"));
+  // and the string's end is found: what follows it is code again.
+  EXPECT_THROW(check_toml_text("a = \"x\\\"\" \xC3\xA9\n", "text"), std::invalid_argument);
+  EXPECT_THROW(check_toml_text("a = '''x''''' \xC3\xA9\n", "text"), std::invalid_argument);
+  const std::string path =
+      write("# r\xC3\xA9sum\xC3\xA9\n[sequence]\nbuilder = \"spgr\"\n" + std::string(kTissue));
+  EXPECT_NO_THROW(read_deck(path));
+}
+
+// Inputs the deck fuzz target once flagged are kept and replayed: each must
+// now be read or refused with a DeckError.
+TEST(DeckFuzzRegressions, every_kept_input_is_read_or_refused) {
+  const fs::path folder = fs::path(LARMOR_SOURCE_DIR) / "tests/data/deck-fuzz-regressions";
+  int replayed = 0;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    if (entry.path().extension() == ".md") continue;
+    ++replayed;
+    try {
+      read_deck(entry.path().string());
+    } catch (const DeckError&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << entry.path() << ": not a DeckError: " << e.what();
+    }
+  }
+  EXPECT_GE(replayed, 3);
 }
 
 TEST_F(DeckTest, unknown_builder_and_section_are_refused) {

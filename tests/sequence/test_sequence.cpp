@@ -110,14 +110,28 @@ TEST(Builders, refuse_nonsense_parameters) {
   EXPECT_THROW(build_mrf(r), std::invalid_argument);
 }
 
-TEST(Builders, refuse_trains_past_the_32_bit_event_index_before_allocating) {
+TEST(Builders, refuse_trains_past_the_event_limit_before_allocating) {
   SpgrParams s;
   s.repetitions = 2000000000;  // 4e9 events: refused at once, nothing built
   try {
     build_spgr(s);
     FAIL() << "a 4e9-event train was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("32-bit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("4000000000 events; trains are limited to 16777216"),
+              std::string::npos)
+        << e.what();
+  }
+  // Within the kernels' 32-bit index, but gigabytes of descriptions (the deck
+  // fuzz target's finding), and the first count past the limit: refused.
+  MeseParams m;
+  m.echoes = 432333333;
+  EXPECT_THROW(build_mese(m), std::invalid_argument);
+  m.echoes = 1 << 23;  // 1 + 2 * 2^23 = 2^24 + 1 events
+  try {
+    build_mese(m);
+    FAIL() << "a train of 2^24 + 1 events was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("16777217 events"), std::string::npos) << e.what();
   }
   BssfpParams b;
   b.dummy_repetitions = 1500000000;
