@@ -136,6 +136,16 @@ TEST(Builders, refuse_trains_past_the_event_limit_before_allocating) {
   BssfpParams b;
   b.dummy_repetitions = 1500000000;
   EXPECT_THROW(build_bssfp(b), std::invalid_argument);
+  // A count past what an int64 holds (shots x readouts) is named, not cast.
+  MprageParams p;
+  p.shots = p.readouts = 2147483647;
+  try {
+    build_mprage(p);
+    FAIL() << "a train of 9e18 events was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("events; trains are limited to"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Schedule, reads_the_shipped_csv) {
