@@ -515,8 +515,13 @@ struct ForwardKernel {
       Real s_re, s_im;
       demodulate(lane.m0[l], fp_re, fp_im, Real(rec.cos_phase), Real(rec.sin_phase), s_re, s_im);
       float* out = writer.row[l] + 2 * rec.output_index;
+#if defined(__CUDA_ARCH__)
+      // One 8-byte store (a sample's pair is 8-byte aligned: [voxel][sample][2]).
+      *reinterpret_cast<float2*>(out) = make_float2(value_of(s_re), value_of(s_im));
+#else
       out[0] = value_of(s_re);
       out[1] = value_of(s_im);
+#endif
       if constexpr (tangent_count_v < Real >> 0) {
         for (int k = 0; k < tangent_count_v<Real>; ++k) {
           tangents(lane.voxel[l], k, rec.output_index, 0) = tangent_of(s_re, k);

@@ -111,7 +111,7 @@ struct EdgeExchange {
 // `Threads` threads, all fixed at compile time. The run-time exchange keeps
 // its thread counts and shuffle switch in the kernel's launch constants,
 // which ptxas reloads inside the event loop rather than hold in registers
-// (docs/performance-real-path.md); here the segment width and mask are
+// (docs/performance-real-path-continued.md); here the segment width and mask are
 // immediates. Device backends only: host teams are one thread.
 template <class Real, int Lanes, int Threads>
 struct WarpExchange {
