@@ -111,8 +111,8 @@ struct EdgeExchange {
 // `Threads` threads, all fixed at compile time. The run-time exchange keeps
 // its thread counts and shuffle switch in the kernel's launch constants,
 // which ptxas reloads inside the event loop rather than hold in registers
-// (docs/performance-real-path-continued.md); here the segment width and mask are
-// immediates. Device backends only: host teams are one thread.
+// (docs/performance-real-path-continued.md); here the segment width and mask
+// are immediates. Device backends only: host teams are one thread.
 template <class Real, int Lanes, int Threads>
 struct WarpExchange {
   static_assert(Threads >= 1 && Threads <= 32 && (Threads & (Threads - 1)) == 0,
