@@ -401,6 +401,7 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 }  // namespace
 
 toml::table detail::parse_deck_file(const std::string& path) {
+  if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
   std::string text;
   try {
     text = read_toml_text(path);
@@ -421,8 +422,12 @@ std::vector<std::string> builder_names() {
 
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections,
                bool tissue_required) {
-  if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
-  const toml::table root = detail::parse_deck_file(path);
+  return detail::read_deck_tables(detail::parse_deck_file(path), path, extra_sections,
+                                  tissue_required);
+}
+
+Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
+                              const std::set<std::string>& extra_sections, bool tissue_required) {
   std::string extras;
   for (const auto& e : extra_sections) extras += ", " + e;
   for (const auto& [key, value] : root) {

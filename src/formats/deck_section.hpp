@@ -21,6 +21,11 @@ namespace larmor::formats::detail {
 // throws DeckError naming the file, line and column.
 toml::table parse_deck_file(const std::string& path);
 
+// read_deck on tables already parsed from `path` (decks with sections of
+// their own parse the file once and read those sections from the same tables).
+Deck read_deck_tables(const toml::table& root, const std::string& path,
+                      const std::set<std::string>& extra_sections, bool tissue_required);
+
 // A table together with where it came from, so that every complaint can name
 // the file, the line, the table and the key.
 class Section {

@@ -45,8 +45,8 @@ std::pair<double, double> bounds(const Section& s, const std::string& key,
 
 DesignDeck read_design_deck(const std::string& path) {
   DesignDeck out;
-  out.deck = read_deck(path, {"design"});
-  const toml::table root = detail::parse_deck_file(path);  // read once already
+  const toml::table root = detail::parse_deck_file(path);
+  out.deck = detail::read_deck_tables(root, path, {"design"}, true);
   const toml::node* node = root.get("design");
   if (!node || !node->is_table()) throw DeckError(path + ": the [design] section is required");
   Section s(path, "design", node->as_table());

@@ -84,9 +84,9 @@ std::vector<double> powers_of_two(const Section& s, const std::string& key) {
 
 FitDeck read_fit_deck(const std::string& path) {
   FitDeck out;
-  out.deck = read_deck(path, {"data", "estimator"}, false);
+  const toml::table root = detail::parse_deck_file(path);
+  out.deck = detail::read_deck_tables(root, path, {"data", "estimator"}, false);
   out.nifti_output = out.deck.nifti_output;
-  const toml::table root = detail::parse_deck_file(path);  // read once already
   const fs::path dir = fs::path(path).parent_path();
   auto resolve = [&](const std::string& name) {
     return (fs::path(name).is_absolute() ? fs::path(name) : dir / name).string();
