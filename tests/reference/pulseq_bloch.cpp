@@ -1,0 +1,586 @@
+// Isochromat Bloch reference for Pulseq files; see pulseq_bloch.hpp.
+//
+// Each block is cut at its breakpoints: its edges, every corner of every
+// gradient waveform, the RF cells (and their sub-steps), and every ADC sample.
+// Between two consecutive breakpoints every gradient is linear in time, so its
+// value at the midpoint is its exact mean over the interval; without RF the
+// spin only turns about z, which commutes with relaxation, so the step is
+// exact. With RF the field is (w1 cos p(t), w1 sin p(t), wz) with
+// p(t) = p0 + 2 pi f (t - t0) for a frequency offset f. In the frame that
+// turns about z with the RF phase the field is static,
+// (w1 cos p0, w1 sin p0, wz - 2 pi f), so the step is that rotation followed
+// by a turn of 2 pi f dt about z, exact for a constant envelope and gradient.
+// With rf_uniform_across_spins the field is the voxel centre's for every spin,
+// so each step is one matrix applied to all of them.
+#include "reference/pulseq_bloch.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace larmor::reference {
+namespace {
+
+namespace pq = larmor::formats::pulseq;
+
+constexpr double kTwoPi = 6.28318530717958647692;
+
+// exp(-t/T), T = infinity meaning none.
+double decay(double duration_s, double time_constant_s) {
+  return std::isinf(time_constant_s) ? 1.0 : std::exp(-duration_s / time_constant_s);
+}
+
+[[noreturn]] void fail(const pq::PulseqFile& file, const std::string& what) {
+  throw std::invalid_argument("pulseq_bloch: " + file.path + ": " + what);
+}
+
+std::string block_name(const pq::Block& block) { return "block " + std::to_string(block.id); }
+
+// A waveform sampled at knots, linear between consecutive knots and zero
+// outside them. Repeated times make jumps (piecewise-constant cells).
+struct Knots {
+  std::vector<double> t, v;
+  void add(double time, double value) {
+    t.push_back(time);
+    v.push_back(value);
+  }
+  double end() const { return t.empty() ? 0.0 : t.back(); }
+  // The value strictly between two knots: never asked at a knot's own time,
+  // since every knot is a breakpoint and only midpoints are evaluated.
+  double at(double x) const {
+    const auto it = std::upper_bound(t.begin(), t.end(), x);
+    if (it == t.begin() || it == t.end()) return 0.0;
+    const std::size_t k = static_cast<std::size_t>(it - t.begin()) - 1;
+    const double span = t[k + 1] - t[k];
+    if (span <= 0.0) return v[k + 1];
+    return v[k] + (v[k + 1] - v[k]) * (x - t[k]) / span;
+  }
+  // The exact integral over [a, b], a <= b: the trapezoid rule on each piece.
+  double integral(double a, double b) const {
+    double sum = 0.0;
+    for (std::size_t k = 0; k + 1 < t.size(); ++k) {
+      const double lo = std::max(a, t[k]), hi = std::min(b, t[k + 1]);
+      const double span = t[k + 1] - t[k];
+      if (!(hi > lo) || !(span > 0.0)) continue;
+      const double slope = (v[k + 1] - v[k]) / span;
+      sum += (hi - lo) * (v[k] + slope * (0.5 * (lo + hi) - t[k]));
+    }
+    return sum;
+  }
+};
+
+const pq::Shape& shape_of(const pq::PulseqFile& file, int id, const std::string& what) {
+  const pq::Shape* shape = file.find_shape(id);
+  if (shape == nullptr || shape->values.empty()) {
+    fail(file, what + ": shape " + std::to_string(id) + " is missing or empty");
+  }
+  return *shape;
+}
+
+// Local times of a time shape (raster units) scaled to seconds, checked.
+std::vector<double> time_points(const pq::PulseqFile& file, int id, std::size_t count,
+                                double raster_s, double delay_s, const std::string& what) {
+  const pq::Shape& shape = shape_of(file, id, what + " time");
+  if (shape.values.size() != count) {
+    fail(file, what + ": time shape " + std::to_string(id) + " has " +
+                   std::to_string(shape.values.size()) + " points, the waveform " +
+                   std::to_string(count));
+  }
+  std::vector<double> times(count);
+  for (std::size_t n = 0; n < count; ++n) {
+    times[n] = delay_s + shape.values[n] * raster_s;
+    if (shape.values[n] < 0.0 || (n > 0 && times[n] < times[n - 1])) {
+      fail(file, what + ": time shape " + std::to_string(id) + " is not non-decreasing from 0");
+    }
+  }
+  return times;
+}
+
+// f0 in MHz (so ppm x f0 is Hz), from B0 in [DEFINITIONS].
+double larmor_mhz(const pq::PulseqFile& file, const std::string& what) {
+  const auto it = file.definitions.values.find("B0");
+  if (it != file.definitions.values.end()) {
+    char* end = nullptr;
+    const double b0 = std::strtod(it->second.c_str(), &end);
+    if (end != it->second.c_str() && std::isfinite(b0)) return kProtonGammaMHzPerT * b0;
+  }
+  fail(file, what + " uses a ppm offset but [DEFINITIONS] gives no numeric B0");
+}
+
+Knots gradient_knots(const pq::PulseqFile& file, int id, double raster_s, const std::string& what) {
+  Knots k;
+  if (id == 0) return k;
+  if (const pq::TrapEvent* trap = file.find_trap(id)) {
+    double t = trap->delay_s;
+    k.add(t, 0.0);
+    k.add(t += trap->rise_s, trap->amplitude_hz_per_m);
+    k.add(t += trap->flat_s, trap->amplitude_hz_per_m);
+    k.add(t += trap->fall_s, 0.0);
+    return k;
+  }
+  const pq::GradientEvent* g = file.find_gradient(id);
+  if (g == nullptr) fail(file, what + ": gradient " + std::to_string(id) + " is not defined");
+  const std::string name = what + " gradient " + std::to_string(id);
+  const pq::Shape& wave = shape_of(file, g->shape, name);
+  const std::size_t count = wave.values.size();
+  if (g->time_shape == 0) {
+    for (std::size_t n = 0; n < count; ++n) {
+      const double value = g->amplitude_hz_per_m * wave.values[n];
+      k.add(g->delay_s + static_cast<double>(n) * raster_s, value);
+      k.add(g->delay_s + static_cast<double>(n + 1) * raster_s, value);
+    }
+  } else {
+    const std::vector<double> times =
+        time_points(file, g->time_shape, count, raster_s, g->delay_s, name);
+    for (std::size_t n = 0; n < count; ++n) k.add(times[n], g->amplitude_hz_per_m * wave.values[n]);
+  }
+  return k;
+}
+
+using Matrix = std::array<std::array<double, 3>, 3>;
+
+Matrix identity() { return {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}; }
+
+// The block's ROTATIONS row (logical -> physical), identity without one.
+Matrix block_rotation(const pq::PulseqFile& file, const pq::Block& block) {
+  const pq::ExtensionSpec* spec = file.find_extension("ROTATIONS");
+  if (spec == nullptr || block.ext == 0) return identity();
+  int next = block.ext;
+  for (std::size_t hops = 0; next != 0 && hops <= file.extensions.size(); ++hops) {
+    const auto row = file.extensions.find(next);
+    if (row == file.extensions.end()) {
+      fail(file, block_name(block) + ": extension row " + std::to_string(next) + " is missing");
+    }
+    if (row->second.type == spec->id) {
+      const auto data = spec->rows.find(row->second.ref);
+      if (data == spec->rows.end()) {
+        fail(file, block_name(block) + ": ROTATIONS row " + std::to_string(row->second.ref) +
+                       " is missing");
+      }
+      const std::vector<double>& q = data->second.values;
+      if (q.size() == 9) {
+        return {{{q[0], q[1], q[2]}, {q[3], q[4], q[5]}, {q[6], q[7], q[8]}}};
+      }
+      if (q.size() != 4) fail(file, block_name(block) + ": a ROTATIONS row needs 4 or 9 values");
+      const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      if (!(norm > 0.0)) fail(file, block_name(block) + ": zero ROTATIONS quaternion");
+      const double w = q[0] / norm, x = q[1] / norm, y = q[2] / norm, z = q[3] / norm;
+      return {{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+               {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+               {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
+    }
+    next = row->second.next;
+  }
+  return identity();
+}
+
+// One RF event placed in its block (local times, seconds).
+struct RfPlay {
+  bool present = false;
+  double start = 0.0, end = 0.0;
+  double raster = 0.0;
+  bool on_raster = true;      // default raster: env[n] over cell n
+  std::vector<double> times;  // time shape: the points
+  std::vector<Complex> env;   // mag x exp(i 2 pi phase), per cell or per point
+  Complex scale;              // 2 pi amp b1 exp(i (phase + phase_ppm f0))
+  double freq_hz = 0.0;
+  double origin = 0.0;  // where the offset's phase ramp is zero
+  double centre = 0.0;  // center_s, else the middle of the peak plateau
+
+  Complex envelope(double x) const {
+    if (on_raster) {
+      const double cell = std::floor((x - start) / raster);
+      const auto n =
+          static_cast<std::size_t>(std::clamp(cell, 0.0, static_cast<double>(env.size() - 1)));
+      return env[n];
+    }
+    const auto it = std::upper_bound(times.begin(), times.end(), x);
+    if (it == times.begin() || it == times.end()) return 0.0;
+    const std::size_t k = static_cast<std::size_t>(it - times.begin()) - 1;
+    const double span = times[k + 1] - times[k];
+    if (span <= 0.0) return env[k + 1];
+    return env[k] + (env[k + 1] - env[k]) * ((x - times[k]) / span);
+  }
+
+  void add_breakpoints(std::vector<double>& points, int substeps) const {
+    if (on_raster) {
+      const std::size_t steps = env.size() * static_cast<std::size_t>(substeps);
+      for (std::size_t s = 0; s <= steps; ++s) {
+        points.push_back(start + raster * static_cast<double>(s) / substeps);
+      }
+      return;
+    }
+    points.push_back(times.front());
+    for (std::size_t n = 0; n + 1 < times.size(); ++n) {
+      const double span = times[n + 1] - times[n];
+      const double cells = std::max(1.0, std::ceil(span / raster - 1e-9));
+      const int steps = static_cast<int>(cells) * substeps;
+      for (int s = 1; s <= steps; ++s) points.push_back(times[n] + span * s / steps);
+    }
+  }
+};
+
+RfPlay place_rf(const pq::PulseqFile& file, const pq::Block& block, const Tissue& tissue) {
+  RfPlay rf;
+  if (block.rf == 0) return rf;
+  const std::string what = block_name(block) + " RF " + std::to_string(block.rf);
+  const pq::RfEvent* event = file.find_rf(block.rf);
+  if (event == nullptr) fail(file, what + " is not defined");
+  const pq::Shape& mag = shape_of(file, event->mag_shape, what + " magnitude");
+  const std::size_t count = mag.values.size();
+  std::vector<double> phase(count, 0.0);
+  if (event->phase_shape != 0) {
+    phase = shape_of(file, event->phase_shape, what + " phase").values;
+    if (phase.size() != count) fail(file, what + ": phase and magnitude lengths differ");
+  }
+  rf.present = true;
+  rf.raster = file.definitions.rf_raster_s;
+  if (!(rf.raster > 0.0)) fail(file, "the RF raster must be positive");
+  for (std::size_t n = 0; n < count; ++n) {
+    rf.env.push_back(mag.values[n] * std::polar(1.0, kTwoPi * phase[n]));
+  }
+  // Sample times for locating the peak (cell centres on the default raster).
+  std::vector<double> sample_times(count);
+  if (event->time_shape == 0) {
+    rf.start = event->delay_s;
+    rf.end = event->delay_s + static_cast<double>(count) * rf.raster;
+    for (std::size_t n = 0; n < count; ++n) {
+      sample_times[n] = event->delay_s + (static_cast<double>(n) + 0.5) * rf.raster;
+    }
+  } else {
+    rf.on_raster = false;
+    rf.times = time_points(file, event->time_shape, count, rf.raster, event->delay_s, what);
+    rf.start = rf.times.front();
+    rf.end = rf.times.back();
+    sample_times = rf.times;
+  }
+  const bool ppm = event->freq_ppm != 0.0 || event->phase_ppm != 0.0;
+  const double f0_mhz = ppm ? larmor_mhz(file, what) : 0.0;
+  rf.freq_hz = event->freq_hz + event->freq_ppm * f0_mhz;
+  rf.scale = std::polar(kTwoPi * event->amplitude_hz * tissue.b1,
+                        event->phase_rad + event->phase_ppm * f0_mhz);
+  if (!std::isnan(event->center_s)) {
+    rf.centre = event->delay_s + event->center_s;
+  } else {
+    // Middle of the magnitude's peak plateau.
+    double peak = 0.0;
+    for (double m : mag.values) peak = std::max(peak, std::abs(m));
+    std::size_t first = count, last = 0;
+    for (std::size_t n = 0; n < count; ++n) {
+      if (peak - std::abs(mag.values[n]) <= 1e-9 * peak) {
+        first = std::min(first, n);
+        last = n;
+      }
+    }
+    rf.centre = 0.5 * (sample_times[first] + sample_times[last]);
+  }
+  rf.origin = file.version.at_least(1, 5) ? rf.centre : event->delay_s;
+  return rf;
+}
+
+struct AdcPlay {
+  const pq::AdcEvent* event = nullptr;
+  std::vector<double> times;  // local
+  Complex demodulation{1.0, 0.0};
+  double end = 0.0;
+};
+
+AdcPlay place_adc(const pq::PulseqFile& file, const pq::Block& block) {
+  AdcPlay adc;
+  if (block.adc == 0) return adc;
+  const std::string what = block_name(block) + " ADC " + std::to_string(block.adc);
+  adc.event = file.find_adc(block.adc);
+  if (adc.event == nullptr) fail(file, what + " is not defined");
+  const pq::AdcEvent& e = *adc.event;
+  if (e.samples < 0 || (e.samples > 0 && !(e.dwell_s > 0.0))) {
+    fail(file, what + ": needs a positive dwell and a non-negative sample count");
+  }
+  for (int n = 0; n < e.samples; ++n) adc.times.push_back(e.delay_s + (n + 0.5) * e.dwell_s);
+  adc.end = e.delay_s + e.samples * e.dwell_s;
+  const double f0_mhz = e.phase_ppm != 0.0 ? larmor_mhz(file, what) : 0.0;
+  adc.demodulation = std::polar(1.0, -(e.phase_rad + e.phase_ppm * f0_mhz));
+  return adc;
+}
+
+// Spins as structure of arrays.
+struct Spins {
+  std::vector<double> px, py, pz, w;
+  std::vector<double> mx, my, mz;
+  std::size_t size() const { return px.size(); }
+};
+
+Spins make_spins(const BlochOptions& options, double m0) {
+  Spins s;
+  std::vector<std::array<double, 3>> positions = options.positions_m;
+  if (positions.empty()) positions.push_back({0.0, 0.0, 0.0});
+  const std::size_t n = positions.size();
+  for (const auto& p : positions) {
+    s.px.push_back(p[0]);
+    s.py.push_back(p[1]);
+    s.pz.push_back(p[2]);
+  }
+  if (options.weights.empty()) {
+    s.w.assign(n, 1.0);
+  } else {
+    if (options.weights.size() != n) {
+      throw std::invalid_argument("pulseq_bloch: one weight per spin is needed");
+    }
+    double sum = 0.0;
+    for (double w : options.weights) sum += w;
+    if (!(sum > 0.0)) throw std::invalid_argument("pulseq_bloch: weights must sum to > 0");
+    for (double w : options.weights) s.w.push_back(w * static_cast<double>(n) / sum);
+  }
+  s.mx.assign(n, 0.0);
+  s.my.assign(n, 0.0);
+  s.mz.assign(n, m0);
+  return s;
+}
+
+// Relaxation factors over one interval.
+struct Relaxation {
+  double e1, e2, recovery;
+  Relaxation(double dt, const Tissue& tissue)
+      : e1(decay(dt, tissue.t1_s)),
+        e2(decay(dt, tissue.t2_s)),
+        recovery(tissue.m0 * (1.0 - decay(dt, tissue.t1_s))) {}
+  void apply(double& mx, double& my, double& mz) const {
+    mx *= e2;
+    my *= e2;
+    mz = mz * e1 + recovery;
+  }
+};
+
+// sin and cos; the steps' angles are mostly tiny, where a Taylor series
+// (truncation below double round-off for |a| < 0.1) is much cheaper than libm.
+inline void sin_cos(double a, double& s, double& c) {
+  if (std::abs(a) < 0.1) {
+    // Horner in a^2 with the reciprocal factorial ratios as constants.
+    constexpr double s3 = 1.0 / 6, s5 = 1.0 / 20, s7 = 1.0 / 42, s9 = 1.0 / 72;
+    constexpr double c2 = 1.0 / 2, c4 = 1.0 / 12, c6 = 1.0 / 30, c8 = 1.0 / 56, c10 = 1.0 / 90;
+    const double q = a * a;
+    s = a * (1 - q * s3 * (1 - q * s5 * (1 - q * s7 * (1 - q * s9))));
+    c = 1 - q * c2 * (1 - q * c4 * (1 - q * c6 * (1 - q * c8 * (1 - q * c10))));
+    return;
+  }
+  s = std::sin(a);
+  c = std::cos(a);
+}
+
+void turn_about_z(double& mx, double& my, double c, double s) {
+  const double x = mx;
+  mx = c * x - s * my;
+  my = s * x + c * my;
+}
+
+// Free precession and relaxation over dt, exact.
+void free_step(Spins& s, double dt, const std::array<double, 3>& g, const Tissue& tissue) {
+  const Relaxation relax(dt, tissue);
+  const double common = kTwoPi * tissue.df_hz * dt;
+  const bool uniform = g[0] == 0.0 && g[1] == 0.0 && g[2] == 0.0;
+  double c = 0.0, sn = 0.0;
+  sin_cos(common, sn, c);
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    if (!uniform) {
+      sin_cos(common + kTwoPi * (g[0] * s.px[j] + g[1] * s.py[j] + g[2] * s.pz[j]) * dt, sn, c);
+    }
+    turn_about_z(s.mx[j], s.my[j], c, sn);
+    relax.apply(s.mx[j], s.my[j], s.mz[j]);
+  }
+}
+
+// One RF step: relax dt/2, rotate about the field in the frame turning with the
+// RF offset, turn that frame back by 2 pi f dt, relax dt/2. With `centre` every
+// spin is turned as one there: one rotation, computed once, for all.
+void rf_step(Spins& s, double dt, const std::array<double, 3>& g, Complex w1, double freq_hz,
+             const Tissue& tissue, const std::array<double, 3>* centre) {
+  const Relaxation half(0.5 * dt, tissue);
+  const double wx = w1.real(), wy = w1.imag();
+  double cf = 1.0, sf = 0.0;
+  sin_cos(kTwoPi * freq_hz * dt, sf, cf);
+  double nx = 0.0, ny = 0.0, nz = 0.0, c = 1.0, sn = 0.0;  // no field: no turn
+  const auto field_at = [&](double px, double py, double pz) {
+    const double wz = kTwoPi * (tissue.df_hz + g[0] * px + g[1] * py + g[2] * pz - freq_hz);
+    const double rate = std::sqrt(wx * wx + wy * wy + wz * wz);
+    if (!(rate > 0.0)) return;
+    const double inverse = 1.0 / rate;
+    nx = wx * inverse, ny = wy * inverse, nz = wz * inverse;
+    sin_cos(rate * dt, sn, c);
+  };
+  if (centre != nullptr) field_at((*centre)[0], (*centre)[1], (*centre)[2]);
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    double x = s.mx[j], y = s.my[j], z = s.mz[j];
+    half.apply(x, y, z);
+    if (centre == nullptr) field_at(s.px[j], s.py[j], s.pz[j]);
+    const double along = (nx * x + ny * y + nz * z) * (1.0 - c);
+    // Rodrigues: v c + (n x v) sin + n (n.v)(1 - c).
+    const double rx = x * c + (ny * z - nz * y) * sn + nx * along;
+    const double ry = y * c + (nz * x - nx * z) * sn + ny * along;
+    z = z * c + (nx * y - ny * x) * sn + nz * along;
+    x = rx;
+    y = ry;
+    turn_about_z(x, y, cf, sf);
+    half.apply(x, y, z);
+    s.mx[j] = x;
+    s.my[j] = y;
+    s.mz[j] = z;
+  }
+}
+
+// Turns spin j about z by angles[j].
+void turn_spins(Spins& s, const std::vector<double>& angles) {
+  double c = 1.0, sn = 0.0;
+  for (std::size_t j = 0; j < s.size(); ++j) {
+    sin_cos(angles[j], sn, c);
+    turn_about_z(s.mx[j], s.my[j], c, sn);
+  }
+}
+
+// Pre-1.4 block duration: the longest of the delay and every event, rounded
+// up to the block raster.
+double derived_duration(const pq::PulseqFile& file, const pq::Block& block, double events_end) {
+  double longest = events_end;
+  if (block.delay_id != 0) {
+    const auto it = file.delays.find(block.delay_id);
+    if (it == file.delays.end()) {
+      fail(file,
+           block_name(block) + ": delay " + std::to_string(block.delay_id) + " is not defined");
+    }
+    longest = std::max(longest, it->second.delay_s);
+  }
+  const double raster = file.definitions.block_duration_raster_s;
+  if (!(raster > 0.0)) fail(file, "the block duration raster must be positive");
+  return std::max(0.0, std::ceil(longest / raster - 1e-6)) * raster;
+}
+
+}  // namespace
+
+std::vector<std::array<double, 3>> spins_over_one_turn(const std::array<double, 3>& moment_per_m,
+                                                       int n) {
+  const double norm2 = moment_per_m[0] * moment_per_m[0] + moment_per_m[1] * moment_per_m[1] +
+                       moment_per_m[2] * moment_per_m[2];
+  if (n < 1 || !(norm2 > 0.0) || !std::isfinite(norm2)) {
+    throw std::invalid_argument("spins_over_one_turn: needs n >= 1 and a finite non-zero moment");
+  }
+  std::vector<std::array<double, 3>> positions;
+  positions.reserve(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    const double s = (j + 0.5) / n / norm2;
+    positions.push_back({s * moment_per_m[0], s * moment_per_m[1], s * moment_per_m[2]});
+  }
+  return positions;
+}
+
+std::vector<BlochSample> simulate_pulseq_bloch(const pq::PulseqFile& file, const Tissue& tissue,
+                                               const BlochOptions& options) {
+  if (!(tissue.t1_s > 0.0) || !(tissue.t2_s > 0.0)) {
+    throw std::invalid_argument("pulseq_bloch: T1 and T2 must be positive (or infinite)");
+  }
+  if (options.rf_substeps < 1) throw std::invalid_argument("pulseq_bloch: rf_substeps < 1");
+  Spins spins = make_spins(options, tissue.m0);
+  const double n_spins = static_cast<double>(spins.size());
+  const double gradient_raster = file.definitions.gradient_raster_s;
+  const bool stated_durations = file.version.at_least(1, 4);
+
+  std::vector<BlochSample> samples;
+  const auto full = [&] {
+    return options.max_samples >= 0 &&
+           static_cast<long long>(samples.size()) >= options.max_samples;
+  };
+  double block_start = 0.0;
+  std::vector<double> points;
+  const std::array<double, 3>& centre = options.centre_m;
+  std::vector<double> before_centre, after_centre;  // per spin, rad
+  for (const pq::Block& block : file.blocks) {
+    if (full()) break;
+    const std::string name = block_name(block);
+    const std::array<Knots, 3> logical = {gradient_knots(file, block.gx, gradient_raster, name),
+                                          gradient_knots(file, block.gy, gradient_raster, name),
+                                          gradient_knots(file, block.gz, gradient_raster, name)};
+    const Matrix rotation = block_rotation(file, block);
+    const RfPlay rf = place_rf(file, block, tissue);
+    const AdcPlay adc = place_adc(file, block);
+
+    double events_end = std::max(rf.end, adc.end);
+    for (const Knots& k : logical) events_end = std::max(events_end, k.end());
+    const double duration =
+        stated_durations ? block.duration_s : derived_duration(file, block, events_end);
+    if (events_end > duration + 1e-9 * std::max(1.0, duration)) {
+      fail(file, name + ": its events end after the block's duration");
+    }
+
+    points.clear();
+    points.push_back(0.0);
+    points.push_back(duration);
+    for (const Knots& k : logical) points.insert(points.end(), k.t.begin(), k.t.end());
+    if (rf.present) rf.add_breakpoints(points, options.rf_substeps);
+    points.insert(points.end(), adc.times.begin(), adc.times.end());
+    for (double& p : points) p = std::clamp(p, 0.0, duration);
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+
+    // Uniform RF: the gradient's phase across the spins during the pulse, split
+    // at its centre; applied around the pulse's steps.
+    const bool uniform_rf = options.rf_uniform_across_spins && rf.present;
+    bool turned_before = false;
+    if (uniform_rf) {
+      const double a = std::clamp(rf.start, 0.0, duration);
+      const double b = std::clamp(rf.end, 0.0, duration);
+      const double tc = std::clamp(rf.centre, a, b);
+      std::array<double, 3> before{}, after{};  // physical moments, 1/m
+      for (int l = 0; l < 3; ++l) {
+        const double lb = logical[l].integral(a, tc), la = logical[l].integral(tc, b);
+        for (int k = 0; k < 3; ++k) {
+          before[k] += rotation[k][l] * lb;
+          after[k] += rotation[k][l] * la;
+        }
+      }
+      before_centre.resize(spins.size());
+      after_centre.resize(spins.size());
+      for (std::size_t j = 0; j < spins.size(); ++j) {
+        const double d[3] = {spins.px[j] - centre[0], spins.py[j] - centre[1],
+                             spins.pz[j] - centre[2]};
+        before_centre[j] = kTwoPi * (before[0] * d[0] + before[1] * d[1] + before[2] * d[2]);
+        after_centre[j] = kTwoPi * (after[0] * d[0] + after[1] * d[1] + after[2] * d[2]);
+      }
+    }
+
+    std::size_t next_sample = 0;
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+      const double t0 = points[i], t1 = points[i + 1];
+      if (block_start + t1 > options.end_time_s) return samples;
+      const double dt = t1 - t0, mid = 0.5 * (t0 + t1);
+      const std::array<double, 3> gl = {logical[0].at(mid), logical[1].at(mid), logical[2].at(mid)};
+      std::array<double, 3> g{};
+      for (int a = 0; a < 3; ++a) {
+        g[a] = rotation[a][0] * gl[0] + rotation[a][1] * gl[1] + rotation[a][2] * gl[2];
+      }
+      if (rf.present && mid > rf.start && mid < rf.end) {
+        const Complex w1 =
+            rf.scale * rf.envelope(mid) * std::polar(1.0, kTwoPi * rf.freq_hz * (t0 - rf.origin));
+        if (uniform_rf && !turned_before) turn_spins(spins, before_centre);
+        turned_before = true;
+        rf_step(spins, dt, g, w1, rf.freq_hz, tissue, uniform_rf ? &centre : nullptr);
+        const bool last = i + 2 >= points.size() || 0.5 * (t1 + points[i + 2]) >= rf.end;
+        if (uniform_rf && last) turn_spins(spins, after_centre);
+      } else {
+        free_step(spins, dt, g, tissue);
+      }
+      while (next_sample < adc.times.size() && adc.times[next_sample] <= t1) {
+        Complex sum{0.0, 0.0};
+        for (std::size_t j = 0; j < spins.size(); ++j) {
+          sum += spins.w[j] * Complex(spins.mx[j], spins.my[j]);
+        }
+        samples.push_back({block_start + adc.times[next_sample], block.id,
+                           static_cast<int>(next_sample), sum / n_spins * adc.demodulation});
+        ++next_sample;
+        if (full()) return samples;
+      }
+    }
+    block_start += duration;
+  }
+  return samples;
+}
+
+}  // namespace larmor::reference
