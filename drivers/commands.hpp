@@ -4,10 +4,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "formats/deck.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 
 namespace larmor::drivers {
+
+// Rank 0 prints what a Pulseq deck's file translated to (quiet: only its warnings).
+void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
+                     const char* command);
 
 struct SimulateArgs {
   std::string deck;
@@ -54,6 +59,17 @@ struct ExportArgs {
 };
 void add_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args, const parallel::Communicator& comm);
+
+struct InspectArgs {
+  std::string file;
+  std::vector<double> voxel_size_mm;         // empty: the file's or the default
+  std::vector<double> crusher_moment_per_m;  // empty: declared in the file or detected
+  double b0_t = 0.0;
+  bool every_sample = false;
+  int rows = 20;
+};
+void add_inspect(CLI::App& app, InspectArgs& args);
+int run_inspect(const InspectArgs& args, const parallel::Communicator& comm);
 
 struct PhantomArgs {
   std::string output;

@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
   larmor::drivers::add_design(app, design_args);
   larmor::drivers::ExportArgs export_args;
   larmor::drivers::add_export(app, export_args);
+  larmor::drivers::InspectArgs inspect_args;
+  larmor::drivers::add_inspect(app, inspect_args);
   larmor::drivers::PhantomArgs phantom_args;
   larmor::drivers::add_phantom(app, phantom_args);
   larmor::drivers::FitArgs fit_args;
@@ -90,6 +92,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("bench")) status = larmor::drivers::run_bench(bench_args, world);
     if (app.got_subcommand("design")) status = larmor::drivers::run_design(design_args, world);
     if (app.got_subcommand("export")) status = larmor::drivers::run_export(export_args, world);
+    if (app.got_subcommand("inspect")) status = larmor::drivers::run_inspect(inspect_args, world);
     if (app.got_subcommand("phantom")) status = larmor::drivers::run_phantom(phantom_args, world);
     if (app.got_subcommand("fit")) status = larmor::drivers::run_fit(fit_args, world);
   } catch (const std::exception& e) {

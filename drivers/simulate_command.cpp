@@ -4,6 +4,7 @@
 // rank count.
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
@@ -14,6 +15,23 @@
 #include "simulate/simulator.hpp"
 
 namespace larmor::drivers {
+
+void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
+                     const char* command) {
+  if (!comm.is_root() || deck.sequence_report.empty()) return;
+  if (!quiet) {
+    std::printf("%s: %s\n", command, deck.builder.c_str());
+    std::istringstream lines(deck.sequence_report);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("warning: ", 0) != 0) std::printf("  %s\n", line.c_str());
+    }
+  }
+  // Warnings reach the user even in quiet runs.
+  std::istringstream lines(deck.sequence_report);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("warning: ", 0) == 0) std::fprintf(stderr, "%s: %s\n", command, line.c_str());
+  }
+}
 
 void add_simulate(CLI::App& app, SimulateArgs& args) {
   CLI::App* cmd = app.add_subcommand("simulate", "Simulate a deck's sequence over its tissue");
@@ -40,6 +58,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   }
 
   const bool talk = comm.is_root() && !args.quiet;
+  report_sequence(deck, comm, args.quiet, "larmor simulate");
   auto last_report = clock::now();
   deck.simulation.progress = [&](std::int64_t done, std::int64_t total) {
     // Rank 0's share stands for everyone's: the split is even.

@@ -36,7 +36,8 @@ sequence::Spoiler spoiler_of(const Section& s) {
 
 sequence::Description build_sequence(const std::string& builder, const Section& s,
                                      const fs::path& deck_dir,
-                                     std::optional<sequence::MrfParams>& mrf) {
+                                     std::optional<sequence::MrfParams>& mrf,
+                                     std::string* report_text) {
   using namespace sequence;
   if (s.has("mrd")) {
     // The builder's parameters from an MRD file's XML header (docs/mrd.md).
@@ -75,9 +76,22 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       options.crusher_moment = std::array<double, 3>{u[0], u[1], u[2]};
     }
     options.split_all_pulses = s.boolean("split_pulses", false);
+    if (s.has("voxel_size_mm")) {
+      const auto v = s.numbers("voxel_size_mm");
+      if (v.size() != 3 ||
+          !(v[0] > 0 && v[1] > 0 && v[2] > 0 && v[0] < 1e3 && v[1] < 1e3 && v[2] < 1e3)) {
+        s.fail("voxel_size_mm", "must be three positive sizes below 1000 (x, y, z in mm)");
+      }
+      options.voxel_size_m = std::array<double, 3>{1e-3 * v[0], 1e-3 * v[1], 1e-3 * v[2]};
+    }
+    if (s.has("b0_t")) options.b0_t = s.positive("b0_t", 3.0);
     try {
       pulseq::TranslationReport report;
-      auto d = pulseq::to_description(pulseq::PulseqFile::read(file.string()), options, &report);
+      std::vector<std::string> warnings;
+      const auto seq = pulseq::PulseqFile::read(file.string(), &warnings);
+      auto d = pulseq::to_description(seq, options, &report);
+      report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+      if (report_text != nullptr) *report_text = pulseq::format_report(report, 4);
       // The quantisation's moment is the one the description declares.
       const auto& u = report.crusher_moment;
       d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
@@ -452,7 +466,7 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
                     ": [sequence] needs a 'builder' key");
   }
   try {
-    deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf);
+    deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf, &deck.sequence_report);
     read_gradient_and_shims(deck.builder, seq, deck.sequence);
     read_slice_profiles(path, seq, deck.sequence);
     // The tables' own checks (sizes, waveform, shared positions), named by

@@ -45,6 +45,9 @@ struct Deck {
   // The fingerprinting builder's parameters, for tools that rebuild the train
   // with other values (larmor design); empty for other builders.
   std::optional<sequence::MrfParams> mrf;
+  // What a Pulseq file translated to (its assumptions and warnings), for
+  // rank 0 to print; empty for the builders.
+  std::string sequence_report;
   TissueSpec tissue;
   simulate::Options simulation;
   // [simulation] steady_state: the fixed point of the sequence as one period.

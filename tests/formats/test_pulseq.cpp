@@ -257,6 +257,23 @@ TEST_F(PulseqBadInput, EditedSignatureWarnsOnly) {
   EXPECT_DOUBLE_EQ(file.find_rf(1)->amplitude_hz, 251.0);
 }
 
+TEST_F(PulseqBadInput, ByteOrderMarkAndEmptySectionsAreRead) {
+  // A UTF-8 byte-order mark is not content, and an empty section in the
+  // middle of a file (pypulseq writes an empty [GRADIENTS]) is no truncation.
+  const std::string text = slurp(data_path("fid_v14.seq"));
+  const PulseqFile plain = PulseqFile::read(write(text, "plain.seq"));
+  const PulseqFile marked = PulseqFile::read(write("\xEF\xBB\xBF" + text, "marked.seq"));
+  EXPECT_EQ(marked.blocks.size(), plain.blocks.size());
+  EXPECT_DOUBLE_EQ(marked.find_rf(1)->amplitude_hz, plain.find_rf(1)->amplitude_hz);
+  const std::size_t at = text.find("[BLOCKS]");
+  ASSERT_NE(at, std::string::npos);
+  const PulseqFile empty = PulseqFile::read(
+      write(text.substr(0, at) + "[EXTENSIONS]\n\n" + text.substr(at), "empty.seq"));
+  EXPECT_EQ(empty.blocks.size(), plain.blocks.size());
+  // Only an empty section that ends the file is taken for a truncation.
+  EXPECT_NE(error_of(text + "\n[EXTENSIONS]\n").find("ends the file"), std::string::npos);
+}
+
 TEST_F(PulseqBadInput, UnknownExtensionSkippedWithWarning) {
   const std::string text =
       slurp(data_path("fid_v15.seq")) + "\n[EXTENSIONS]\nextension VENDOR_X 7\n1 2 3\n";
@@ -315,7 +332,8 @@ TEST_F(PulseqBadInput, ErrorsNameFileLineAndSection) {
       {"shape too long", edited("0.25\n0.25\n2\n", "0.25\n0.25\n3\n"), ":47: [SHAPES] shape 1"},
       {"shape cut short", v14 + "\nshape_id 4\nnum_samples 9\n1\n2\n",
        "[SHAPES] shape 4 cut short"},
-      {"section without rows", v14 + "\n[SIGNATURE]\n", "[SIGNATURE] section has no rows"},
+      {"section without rows", v14 + "\n[SIGNATURE]\n",
+       "[SIGNATURE] section has no rows and ends the file"},
       {"no blocks", edited("[BLOCKS]\n1 100 1 0 0 1 0 0\n2 250 0 2 3 0 1 0\n", ""), "[BLOCKS]"},
       {"row before a section", "major 1\n[VERSION]\n", ":1: [none]"},
       {"bad RF use", edited(" e\n", " x\n", "fid_v15.seq"), "[RF] RF use"},

@@ -59,9 +59,17 @@ void expect_events(const sequence::Description& d, const std::vector<Expected>& 
   }
 }
 
+// The hand-written files' moments are tens of cycles per metre: in a 10 cm
+// voxel their crushers wind several turns, as a scanner's do across a
+// millimetre voxel, and the rounding tolerance is 0.5 cycles per metre.
+TranslateOptions hand_written(TranslateOptions options = {}) {
+  options.voxel_size_m = std::array<double, 3>{0.1, 0.1, 0.1};
+  return options;
+}
+
 sequence::Description translate(const std::string& name, TranslationReport* report = nullptr,
                                 TranslateOptions options = {}) {
-  return to_description(PulseqFile::read(events_path(name)), options, report);
+  return to_description(PulseqFile::read(events_path(name)), hand_written(options), report);
 }
 
 TEST(PulseqEvents, SpinEchoVersion12WithDelays) {
@@ -160,26 +168,69 @@ std::string spin_echo_v14(double before, double after) {
 
 TEST(PulseqEvents, TwoCrusherAreasRefusedWithBlocks) {
   const PulseqFile ok = PulseqFile::parse(spin_echo_v14(20, 20), "se.seq");
-  EXPECT_EQ(to_description(ok).declared_winding(), 2);
-  const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, 30), "two.seq");
+  EXPECT_EQ(to_description(ok, hand_written()).declared_winding(), 2);
+  // 25 after 20: the extra 5 cycles per metre wind half a turn across the
+  // 10 cm voxel, neither in phase nor dephased.
+  const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, 25), "two.seq");
   try {
-    to_description(file);
+    to_description(file, hand_written());
     FAIL() << "two crusher areas were accepted";
   } catch (const PulseqError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("two.seq: blocks 3-5"), std::string::npos) << what;
-    EXPECT_NE(what.find("1.5 crusher moments"), std::string::npos) << what;
+    EXPECT_NE(what.find("it winds 0.5 turns across the 100 x 100 x 100 mm voxel"),
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("second crusher area"), std::string::npos) << what;
   }
+  // 30 after 20: the extra 10 wind a whole turn, so the echo is dephased and
+  // the gap spoils (a box voxel's signal is sinc(1) = 0 there).
+  const auto spoiled =
+      to_description(PulseqFile::parse(spin_echo_v14(20, 30), "three.seq"), hand_written());
+  bool spoils = false;
+  for (const auto& e : spoiled.events) spoils = spoils || (e.action & act::spoil_after) != 0;
+  EXPECT_TRUE(spoils);
+}
+
+TEST(PulseqEvents, FileWithoutAdcRefused) {
+  std::string text = spin_echo_v14(20, 20);
+  text.replace(text.find("5 1 0 0 0 0 1 0"), 15, "5 1 0 0 0 0 0 0");
+  try {
+    to_description(PulseqFile::parse(text, "noadc.seq"), hand_written());
+    FAIL() << "a file without an ADC was accepted";
+  } catch (const PulseqError& e) {
+    EXPECT_NE(std::string(e.what()).find("noadc.seq: blocks 1-5: the file has no ADC"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PulseqEvents, VoxelSizeDecidesWhatDephases) {
+  // The crushers are 20 cycles per metre. Across the default 1 mm voxel they
+  // wind 0.02 turns: in phase, no shift. Across 10 cm, two turns: one order each.
+  const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, 20), "se.seq");
+  TranslationReport report;
+  EXPECT_EQ(to_description(file, {}, &report).declared_winding(), 0);
+  EXPECT_EQ(report.voxel_source, "default (1 mm)");
+  EXPECT_EQ(report.shifted_gaps, 0);
+  EXPECT_NEAR(report.largest_residual_turns, 0.02, 1e-12);
+  EXPECT_EQ(to_description(file, hand_written(), &report).declared_winding(), 2);
+  EXPECT_EQ(report.shifted_gaps, 2);
+  // FOV and matrix in [DEFINITIONS] give the voxel: 0.2 m / 4 = 5 cm, one turn.
+  std::string text = spin_echo_v14(20, 20);
+  text.replace(text.find("[DEFINITIONS]\n"), 14, "[DEFINITIONS]\nFOV 0.2 0.2 0.2\nMatrix 4 4 4\n");
+  EXPECT_EQ(to_description(PulseqFile::parse(text, "fov.seq"), {}, &report).declared_winding(), 2);
+  EXPECT_EQ(report.voxel_source, "[DEFINITIONS] FOV / matrix");
+  EXPECT_NEAR(report.voxel_size_m[2], 0.05, 1e-15);
 }
 
 TEST(PulseqEvents, ReversedCrusherRefused) {
   const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, -20), "bipolar.seq");
   try {
-    to_description(file);
+    to_description(file, hand_written());
     FAIL() << "a reversed crusher was accepted";
   } catch (const PulseqError& e) {
-    EXPECT_NE(std::string(e.what()).find("negative number of orders"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("dephases against the crusher"), std::string::npos)
         << e.what();
   }
 }
@@ -194,7 +245,7 @@ TEST(PulseqEvents, PpmWithoutB0Refused) {
   text.replace(text.find("1 1 1000 0 0 0"), 14, "1 1 1000 0 0 0 0 0 0");
   const PulseqFile file = PulseqFile::parse(text, "ppm.seq");
   try {
-    to_description(file);
+    to_description(file, hand_written());
     FAIL();
   } catch (const PulseqError& e) {
     EXPECT_NE(std::string(e.what()).find("ppm.seq: block 1: "), std::string::npos) << e.what();
@@ -216,10 +267,11 @@ TEST(PulseqEvents, RfCenterOutsideThePulseRefused) {
     text.replace(text.find("1 1 1000 0 0 0"), 14, "1 1 1000 0 0 0 0 0 0");
     return PulseqFile::parse(text, name);
   };
-  EXPECT_EQ(to_description(file_with_center("10", "end.seq")).declared_winding(), 2);
+  EXPECT_EQ(to_description(file_with_center("10", "end.seq"), hand_written()).declared_winding(),
+            2);
   for (const char* center : {"10.5", "-1", "2e117"}) {
     try {
-      to_description(file_with_center(center, "center.seq"));
+      to_description(file_with_center(center, "center.seq"), hand_written());
       FAIL() << "an RF center of " << center << " us was accepted";
     } catch (const PulseqError& e) {
       const std::string what = e.what();

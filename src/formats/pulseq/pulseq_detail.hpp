@@ -55,6 +55,63 @@ void parse_delays(const Context& ctx, const Section& section, PulseqFile& file);
 void parse_shapes(const Context& ctx, const Section& section, PulseqFile& file);
 void parse_extensions(const Context& ctx, const Section& section, PulseqFile& file);
 
+// ---- Translation -------------------------------------------------------
+
+using Vec3 = std::array<double, 3>;
+using Mat3 = std::array<Vec3, 3>;
+
+inline double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+inline Vec3 add(const Vec3& a, const Vec3& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+inline Vec3 minus(const Vec3& a, const Vec3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+inline Vec3 scaled(double s, const Vec3& a) { return {s * a[0], s * a[1], s * a[2]}; }
+// Turns a moment [1/m] winds across a box voxel with edges `voxel` [m].
+inline double turns_across(const Vec3& moment, const Vec3& voxel) {
+  double turns = 0.0;
+  for (int i = 0; i < 3; ++i) turns += (moment[i] < 0 ? -moment[i] : moment[i]) * voxel[i];
+  return turns;
+}
+
+// Refusals that name the file and the blocks.
+struct Failure {
+  const PulseqFile& file;
+  [[noreturn]] void operator()(int first_block, int last_block, const std::string& why) const;
+};
+
+// One gradient axis of a block: pieces linear in block-local time, sorted and
+// not overlapping, with the moment accumulated at the end of each.
+struct AxisWaveform {
+  struct Segment {
+    double t0, t1, g0, g1;  // s, Hz/m
+  };
+  std::vector<Segment> segments;
+  std::vector<double> cumulative;  // moment [1/m] at the end of each segment
+  void add(double t0, double t1, double g0, double g1);
+  double moment_until(double t) const;
+  double value_at(double t) const;
+};
+
+struct BlockGradients {
+  std::array<AxisWaveform, 3> axes;
+  Mat3 rotation{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};  // ROTATIONS extension
+  double end = 0.0;                                  // latest gradient end in the block
+  Vec3 moment(double t_local) const;                 // physical, since the block's start
+  Vec3 gradient(double t_local) const;               // physical [Hz/m]
+  bool on_during(double t0, double t1) const;
+};
+
+BlockGradients gradients_of(const PulseqFile& file, const Block& b, const Failure& fail);
+
+// Sample times (block-local, from the event's start) and quadrature weights of
+// a shape on the default raster (cell centres) or on a time shape.
+struct Sampling {
+  std::vector<double> t, w;
+  double duration = 0.0;
+};
+Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double raster, int block,
+                     const Failure& fail, const char* what);
+const Shape& shape_of(const PulseqFile& file, int id, int block, const Failure& fail,
+                      const char* what);
+
 // Translation (pulseq_moments.cpp): quantises the moment of every gap between
 // the instants (sorted by time; `moments` is the moment vector at each, in
 // 1/m) and assembles the canonical description.

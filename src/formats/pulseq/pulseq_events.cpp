@@ -1,7 +1,8 @@
 // Pulseq -> larmor events (the rules are in pulseq_events.hpp and
-// docs/pulseq.md). Three passes: lay the blocks on a time line and collect
-// the instants (RF centres or samples, ADC samples); integrate the gradient
-// moment vector up to every instant; quantise the moment of every gap.
+// docs/pulseq.md). Passes: lay the blocks on a time line (their gradients,
+// RF pulses and ADCs); decide which pulses reach the voxel; pick each ADC's
+// sample at the k-space centre; quantise the moment of every gap between the
+// instants (pulseq_moments.cpp).
 #include "formats/pulseq/pulseq_events.hpp"
 
 #include <algorithm>
@@ -15,189 +16,103 @@
 namespace larmor::formats::pulseq {
 namespace {
 
+using detail::BlockGradients;
+using detail::Failure;
+using detail::Vec3;
+
 constexpr double kTwoPi = 6.283185307179586;
 constexpr double kGammaMHzPerT = 42.577478518;  // 1H
 constexpr double kLongestBlockSeconds = 86400.0;
-using Vec3 = std::array<double, 3>;
-using Mat3 = std::array<Vec3, 3>;
-
-double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
-double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
-Vec3 axpy(double s, const Vec3& x, const Vec3& y) {
-  return {s * x[0] + y[0], s * x[1] + y[1], s * x[2] + y[2]};
-}
-Vec3 apply(const Mat3& r, const Vec3& v) { return {dot(r[0], v), dot(r[1], v), dot(r[2], v)}; }
-
-struct Failure {
-  const PulseqFile& file;
-  [[noreturn]] void operator()(int first_block, int last_block, const std::string& why) const {
-    std::ostringstream s;
-    s << file.path << ": block" << (first_block == last_block ? " " : "s ") << first_block;
-    if (first_block != last_block) s << "-" << last_block;
-    s << ": " << why;
-    throw PulseqError(s.str());
-  }
-};
-
-// A gradient waveform piece, linear in block-local time.
-struct Segment {
-  double t0, t1, g0, g1;  // s, Hz/m
-};
-
-double moment_until(const std::vector<Segment>& segments, double t) {
-  double m = 0.0;
-  for (const Segment& s : segments) {
-    if (t <= s.t0 || s.t1 <= s.t0) continue;
-    const double end = std::min(t, s.t1);
-    const double g_end = s.g0 + (s.g1 - s.g0) * (end - s.t0) / (s.t1 - s.t0);
-    m += 0.5 * (s.g0 + g_end) * (end - s.t0);
-  }
-  return m;
-}
-
-// Sample times (block-local, from the event's start) and quadrature weights of
-// a shape on the default raster (cell centres) or on a time shape.
-struct Sampling {
-  std::vector<double> t, w;
-  double duration = 0.0;
-};
-
-Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double raster, int block,
-                     const Failure& fail, const char* what) {
-  Sampling s;
-  s.t.resize(samples);
-  s.w.assign(samples, raster);
-  if (time_shape == 0) {
-    for (int n = 0; n < samples; ++n) s.t[n] = (n + 0.5) * raster;
-    s.duration = samples * raster;
-    return s;
-  }
-  const Shape* shape = file.find_shape(time_shape);
-  if (shape == nullptr || shape->samples != samples) {
-    fail(block, block,
-         std::string(what) + ": time shape " + std::to_string(time_shape) +
-             " is missing or does not match the waveform's sample count");
-  }
-  for (int n = 0; n < samples; ++n) {
-    s.t[n] = shape->values[n] * raster;
-    if (n > 0 && !(s.t[n] > s.t[n - 1])) {
-      fail(block, block,
-           std::string(what) + ": time shape " + std::to_string(time_shape) + " is not increasing");
-    }
-  }
-  for (int n = 0; n < samples; ++n) {
-    const double lo = n > 0 ? s.t[n - 1] : s.t[n];
-    const double hi = n + 1 < samples ? s.t[n + 1] : s.t[n];
-    s.w[n] = samples == 1 ? raster : 0.5 * (hi - lo);
-  }
-  s.duration = s.t.back();
-  return s;
-}
-
-const Shape& shape_of(const PulseqFile& file, int id, int block, const Failure& fail,
-                      const char* what) {
-  const Shape* shape = file.find_shape(id);
-  if (shape == nullptr || shape->samples <= 0) {
-    fail(block, block, std::string(what) + ": shape " + std::to_string(id) + " is missing");
-  }
-  return *shape;
-}
-
-struct BlockGradients {
-  std::array<std::vector<Segment>, 3> axes;
-  Mat3 rotation{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
-  double end = 0.0;  // latest gradient end in the block
-};
-
-BlockGradients gradients_of(const PulseqFile& file, const Block& b, const Failure& fail) {
-  BlockGradients out;
-  const int ids[3] = {b.gx, b.gy, b.gz};
-  for (int axis = 0; axis < 3; ++axis) {
-    if (ids[axis] == 0) continue;
-    auto& segs = out.axes[axis];
-    if (const TrapEvent* t = file.find_trap(ids[axis])) {
-      const double a = t->amplitude_hz_per_m, t0 = t->delay_s;
-      segs.push_back({t0, t0 + t->rise_s, 0.0, a});
-      segs.push_back({t0 + t->rise_s, t0 + t->rise_s + t->flat_s, a, a});
-      segs.push_back({t0 + t->rise_s + t->flat_s, t0 + t->rise_s + t->flat_s + t->fall_s, a, 0.0});
-      out.end = std::max(out.end, t0 + t->rise_s + t->flat_s + t->fall_s);
-      continue;
-    }
-    const GradientEvent* g = file.find_gradient(ids[axis]);
-    if (g == nullptr) fail(b.id, b.id, "gradient " + std::to_string(ids[axis]) + " is missing");
-    const Shape& shape = shape_of(file, g->shape, b.id, fail, "gradient");
-    const Sampling s = sampling_of(file, shape.samples, g->time_shape,
-                                   file.definitions.gradient_raster_s, b.id, fail, "gradient");
-    const double a = g->amplitude_hz_per_m, t0 = g->delay_s;
-    if (g->time_shape == 0) {
-      // Default raster: each sample holds for its cell.
-      for (int n = 0; n < shape.samples; ++n) {
-        const double v = a * shape.values[n];
-        segs.push_back({t0 + s.t[n] - 0.5 * s.w[n], t0 + s.t[n] + 0.5 * s.w[n], v, v});
-      }
-    } else {
-      for (int n = 0; n + 1 < shape.samples; ++n) {
-        segs.push_back(
-            {t0 + s.t[n], t0 + s.t[n + 1], a * shape.values[n], a * shape.values[n + 1]});
-      }
-    }
-    out.end = std::max(out.end, t0 + s.duration);
-  }
-  // ROTATIONS extension: the block's gradients are rotated (quaternion or
-  // 3x3 matrix, both as written by Pulseq 1.5).
-  for (int id = b.ext, guard = 0; id != 0 && guard < 1000; ++guard) {
-    const auto row = file.extensions.find(id);
-    if (row == file.extensions.end()) break;
-    const auto spec = file.extension_specs.find(row->second.type);
-    if (spec != file.extension_specs.end() && spec->second.name == "ROTATIONS") {
-      const auto r = spec->second.rows.find(row->second.ref);
-      if (r == spec->second.rows.end()) {
-        fail(b.id, b.id, "ROTATIONS row " + std::to_string(row->second.ref) + " is missing");
-      }
-      const auto& v = r->second.values;
-      if (v.size() == 4) {
-        const double w = v[0], x = v[1], y = v[2], z = v[3];
-        out.rotation = {{{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
-                         {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
-                         {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}}};
-      } else if (v.size() == 9) {
-        out.rotation = {{{v[0], v[1], v[2]}, {v[3], v[4], v[5]}, {v[6], v[7], v[8]}}};
-      } else {
-        fail(b.id, b.id, "ROTATIONS rows need 4 (quaternion) or 9 (matrix) values");
-      }
-    }
-    id = row->second.next;
-  }
-  return out;
-}
-
-Vec3 block_moment(const BlockGradients& g, double t_local) {
-  const Vec3 logical = {moment_until(g.axes[0], t_local), moment_until(g.axes[1], t_local),
-                        moment_until(g.axes[2], t_local)};
-  return apply(g.rotation, logical);
-}
-
-bool gradient_on_during(const BlockGradients& g, double t0, double t1) {
-  for (const auto& segs : g.axes) {
-    for (const Segment& s : segs) {
-      if (s.t1 > t0 && s.t0 < t1 && (s.g0 != 0.0 || s.g1 != 0.0)) return true;
-    }
-  }
-  return false;
-}
+constexpr double kDegrees = 57.29577951308232;
+// A selective pulse whose small-tip profile at the voxel is at most this
+// fraction of its centre misses the voxel; at least 1 - this, it reaches it.
+constexpr double kProfileEdge = 0.02;
+// Without a `use` code, pulses of at least this flip refocus.
+constexpr double kRefocusingFlipRad = 120.0 / kDegrees;
 
 struct TimedInstant {
   double t = 0.0;  // absolute
   int block_index = 0;
   sequence::Event event;
+  int echo_of = -1;  // every_sample: the index of its ADC's echo sample
 };
 
-double larmor_frequency_mhz(const PulseqFile& file, int block, const Failure& fail) {
+// What a pulse does to the k-space position of the signal that is sampled.
+enum class Role { excites, refocuses, none };
+
+struct PulseTrack {
+  double t = 0.0;
+  Role role = Role::none;  // none: an excitation of another slice
+  int block = 0;
+};
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s.precision(digits);
+  s << std::fixed << v;
+  return s.str();
+}
+
+Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source,
+                            std::vector<std::string>& warnings) {
+  auto numbers = [&](const char* key) {
+    std::vector<double> v;
+    const auto it = file.definitions.values.find(key);
+    if (it == file.definitions.values.end()) return v;
+    std::istringstream in(it->second);
+    for (double x; in >> x;) v.push_back(x);
+    return v;
+  };
+  Vec3 voxel{1e-3, 1e-3, 1e-3};
+  source = "default (1 mm)";
+  std::vector<double> fov = numbers("FOV");
+  std::vector<double> matrix = numbers("Matrix");
+  if (matrix.empty()) matrix = numbers("matrix");
+  if (matrix.empty()) {
+    for (const char* key : {"Nx", "Ny", "Nz"}) {
+      const auto n = numbers(key);
+      if (n.size() != 1) break;
+      matrix.push_back(n[0]);
+    }
+  }
+  for (double f : fov) {
+    if (!(f > 0.0 && f <= 1.0)) {
+      warnings.push_back(
+          "[DEFINITIONS] FOV is not in metres (a value outside 0-1 m): not used for "
+          "the voxel size");
+      return voxel;
+    }
+  }
+  if (!fov.empty() && !matrix.empty()) {
+    const std::size_t axes = std::min({fov.size(), matrix.size(), std::size_t(3)});
+    for (std::size_t i = 0; i < axes; ++i) {
+      if (matrix[i] >= 1.0) voxel[i] = fov[i] / matrix[i];
+    }
+    source = "[DEFINITIONS] FOV / matrix";
+    if (axes == 3) return voxel;
+  }
+  // A 2D file's third FOV entry (pypulseq) or SliceThickness is the slice.
+  const std::vector<double> slice = numbers("SliceThickness");
+  if (slice.size() == 1 && slice[0] > 0.0 && slice[0] <= 0.1) {
+    voxel[2] = slice[0];
+    source += ", slice from SliceThickness";
+  } else if (fov.size() == 3 && fov[2] <= 0.1) {
+    voxel[2] = fov[2];
+    source += ", slice from the third FOV entry";
+  }
+  return voxel;
+}
+
+double larmor_frequency_mhz(const PulseqFile& file, const TranslateOptions& options, int block,
+                            const Failure& fail) {
+  if (options.b0_t) return kGammaMHzPerT * *options.b0_t;
   const auto it = file.definitions.values.find("B0");
   double b0 = 0.0;
   if (it == file.definitions.values.end() || !(std::istringstream(it->second) >> b0) ||
       !(b0 > 0.0)) {
-    fail(block, block, "a frequency or phase in ppm needs a positive B0 in [DEFINITIONS]");
+    fail(block, block,
+         "a frequency or phase in ppm needs the main field: give B0 in [DEFINITIONS] or b0_t in "
+         "the deck's [sequence]");
   }
   return kGammaMHzPerT * b0;
 }
@@ -210,16 +125,56 @@ float single_precision_power(double power, int block, const Failure& fail) {
   return float(power);
 }
 
+void note_extensions(const PulseqFile& file, std::vector<std::string>& warnings) {
+  for (const auto& entry : file.extension_specs) {
+    const std::string& name = entry.second.name;
+    if (name == "DELAYS") {
+      warnings.push_back("soft delays (DELAYS extension) take the values written in the blocks");
+    } else if (name == "RF_SHIMS") {
+      warnings.push_back("RF_SHIMS rows are ignored: every pulse uses the scalar transmit field");
+    } else if (!entry.second.known) {
+      warnings.push_back("extension " + name + " is not understood and is ignored");
+    }
+  }
+}
+
 }  // namespace
 
 sequence::Description to_description(const PulseqFile& file, const TranslateOptions& options,
                                      TranslationReport* report_out) {
   const Failure fail{file};
   const bool v15 = file.version.at_least(1, 5);
+  // Filled as the translation goes, so that a refusal still shows what was understood.
+  TranslationReport local_report;
+  TranslationReport& report = report_out != nullptr ? *report_out : local_report;
+  report = TranslationReport{};
+  report.version = std::to_string(file.version.major) + "." + std::to_string(file.version.minor) +
+                   (file.version.revision.empty() ? "" : "." + file.version.revision);
+  report.blocks = file.blocks.size();
+  if (options.voxel_size_m) {
+    report.voxel_size_m = *options.voxel_size_m;
+    report.voxel_source = "option";
+  } else {
+    report.voxel_size_m = voxel_from_definitions(file, report.voxel_source, report.warnings);
+  }
+  for (double d : report.voxel_size_m) {
+    if (!(d > 0.0 && d < 1.0)) fail(0, 0, "the voxel size must be between 0 and 1 m");
+  }
+  note_extensions(file, report.warnings);
+
   std::vector<TimedInstant> instants;
   std::vector<BlockGradients> gradients;
   std::vector<double> starts;
-  TranslationReport report;
+  std::vector<PulseTrack> track;  // pulses that reach the voxel, for the k-space position
+  struct PendingAdc {
+    std::size_t block_index;
+    const AdcEvent* adc;
+    double phase;
+  };
+  std::vector<PendingAdc> pending_adcs;
+  bool have_slice = false;
+  bool overrun_noted = false;
+  Vec3 slice_position{0, 0, 0};
   double now = 0.0;
   auto reserve = [&](const Block& b, long long more) {
     if (more < 0 || (long long)(instants.size()) + more > options.max_instants) {
@@ -230,25 +185,24 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   };
   for (std::size_t bi = 0; bi < file.blocks.size(); ++bi) {
     const Block& b = file.blocks[bi];
-    BlockGradients g = gradients_of(file, b, fail);
+    BlockGradients g = detail::gradients_of(file, b, fail);
     double latest = g.end;
     if (b.delay_id != 0) latest = std::max(latest, file.delays.at(b.delay_id).delay_s);
-    if (b.rf != 0) {
+    auto handle_rf = [&]() {
       const RfEvent& rf = file.rf.at(b.rf);
-      const Shape& mag = shape_of(file, rf.mag_shape, b.id, fail, "RF magnitude");
-      const Shape* phase =
-          rf.phase_shape != 0 ? &shape_of(file, rf.phase_shape, b.id, fail, "RF phase") : nullptr;
+      const Shape& mag = detail::shape_of(file, rf.mag_shape, b.id, fail, "RF magnitude");
+      const Shape* phase = rf.phase_shape != 0
+                               ? &detail::shape_of(file, rf.phase_shape, b.id, fail, "RF phase")
+                               : nullptr;
       if (phase != nullptr && phase->samples != mag.samples) {
         fail(b.id, b.id,
-             "RF " + std::to_string(rf.id) +
-                 ": magnitude and phase shapes differ "
-                 "in length");
+             "RF " + std::to_string(rf.id) + ": magnitude and phase shapes differ in length");
       }
-      const Sampling s = sampling_of(file, mag.samples, rf.time_shape, file.definitions.rf_raster_s,
-                                     b.id, fail, "RF");
+      const detail::Sampling s = detail::sampling_of(
+          file, mag.samples, rf.time_shape, file.definitions.rf_raster_s, b.id, fail, "RF");
       latest = std::max(latest, rf.delay_s + s.duration);
       const bool ppm = rf.freq_ppm != 0.0 || rf.phase_ppm != 0.0;
-      const double f0 = ppm ? larmor_frequency_mhz(file, b.id, fail) : 0.0;
+      const double f0 = ppm ? larmor_frequency_mhz(file, options, b.id, fail) : 0.0;
       const double freq = rf.freq_hz + rf.freq_ppm * f0;
       const double event_phase = rf.phase_rad + rf.phase_ppm * f0;
       // Centre: given (1.5), else the middle of the magnitude's peak plateau.
@@ -274,16 +228,72 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       // Phase of the frequency offset's ramp: from the pulse start before
       // 1.5, from its centre in 1.5.
       const double ramp_origin = v15 ? centre : 0.0;
-      const bool selective =
-          gradient_on_during(g, rf.delay_s, rf.delay_s + std::max(s.duration, 1e-12));
+      const bool selective = g.on_during(rf.delay_s, rf.delay_s + std::max(s.duration, 1e-12));
       const bool split = options.split_all_pulses || (freq != 0.0 && !selective);
       auto sample_value = [&](int n) {
         const double ph = phase != nullptr ? kTwoPi * phase->values[n] : 0.0;
         return std::polar(kTwoPi * rf.amplitude_hz * mag.values[n], ph);  // rad/s
       };
+      std::complex<double> area = 0.0;
+      double power = 0.0;
+      for (int n = 0; n < mag.samples; ++n) {
+        area += sample_value(n) * s.w[n];
+        power += std::norm(sample_value(n)) * s.w[n];
+      }
+      PulseRecord record;
+      record.block = b.id;
+      record.time_s = now + rf.delay_s + centre;
+      record.flip_deg = std::abs(area) * kDegrees;
+      record.phase_deg = (event_phase + std::arg(area)) * kDegrees;
+      record.use = rf.use;
+      if (selective && !split) {
+        // The voxel sits in the slice of the first selective pulse; a later
+        // one reaches it as its small-tip profile at the voxel's offset says.
+        const Vec3 grad = g.gradient(rf.delay_s + centre);
+        const double g2 = detail::dot(grad, grad);
+        if (!have_slice && g2 > 0.0) {
+          slice_position = detail::scaled(freq / g2, grad);
+          report.slice_position_m = slice_position;
+          report.slice_normal = detail::scaled(1.0 / std::sqrt(g2), grad);
+          have_slice = true;
+        }
+        const double offset = detail::dot(grad, slice_position) - freq;
+        std::complex<double> shifted = 0.0;
+        for (int n = 0; n < mag.samples; ++n) {
+          shifted +=
+              sample_value(n) * s.w[n] * std::polar(1.0, -kTwoPi * offset * (s.t[n] - centre));
+        }
+        const double profile = std::abs(area) > 0.0 ? std::abs(shifted) / std::abs(area) : 1.0;
+        if (profile <= kProfileEdge) {
+          record.how = "misses the voxel: it excites a slice " + fixed(offset, 1) +
+                       " Hz away (profile there " + fixed(100 * profile, 2) + " %)";
+          ++report.missed_pulses;
+          report.pulses.push_back(record);
+          // Kept as a pulse of no flip: each repetition's moments are then
+          // judged on their own, as they are in the voxel's own slice.
+          reserve(b, 1);
+          TimedInstant in;
+          in.t = record.time_s;
+          in.block_index = int(bi);
+          in.event.kind = sequence::EventKind::pulse;
+          instants.push_back(in);
+          track.push_back({in.t, Role::none, b.id});
+          return;
+        }
+        if (profile < 1.0 - kProfileEdge) {
+          fail(b.id, b.id,
+               "the RF pulse (" + fixed(record.flip_deg, 1) +
+                   " deg) puts the voxel on the edge of "
+                   "its slice: its profile there is " +
+                   fixed(100 * profile, 1) + " % of the centre's (" + fixed(offset, 1) +
+                   " Hz off), a partial flip that one instantaneous rotation cannot represent");
+        }
+      }
       if (split) {
         reserve(b, mag.samples);
         ++report.split_pulses;
+        record.how = "split into " + std::to_string(mag.samples) + " hard pulses (" +
+                     fixed(freq, 1) + " Hz off resonance)";
         for (int n = 0; n < mag.samples; ++n) {
           const std::complex<double> w1 = sample_value(n);
           TimedInstant in;
@@ -298,14 +308,9 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
         }
       } else {
         reserve(b, 1);
-        std::complex<double> area = 0.0;
-        double power = 0.0;
-        for (int n = 0; n < mag.samples; ++n) {
-          area += sample_value(n) * s.w[n];
-          power += std::norm(sample_value(n)) * s.w[n];
-        }
+        record.how = selective ? "instant (slice-selective)" : "instant";
         TimedInstant in;
-        in.t = now + rf.delay_s + centre;
+        in.t = record.time_s;
         in.block_index = int(bi);
         in.event.kind = sequence::EventKind::pulse;
         in.event.flip_rad = std::abs(area);
@@ -313,38 +318,50 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
                              (selective ? kTwoPi * freq * (centre - ramp_origin) : 0.0);
         in.event.saturation = single_precision_power(power, b.id, fail);
         instants.push_back(in);
+        const bool refocuses =
+            rf.use == 'r' || rf.use == 'i' ||
+            (rf.use != 'e' && rf.use != 's' && std::abs(area) >= kRefocusingFlipRad);
+        track.push_back({in.t, refocuses ? Role::refocuses : Role::excites, b.id});
       }
-    }
+      report.pulses.push_back(record);
+    };
+    if (b.rf != 0) handle_rf();
     if (b.adc != 0) {
       const AdcEvent& adc = file.adc.at(b.adc);
       latest = std::max(latest, adc.delay_s + adc.samples * adc.dwell_s);
       const bool ppm = adc.phase_ppm != 0.0;
       const double phase =
-          adc.phase_rad + (ppm ? adc.phase_ppm * larmor_frequency_mhz(file, b.id, fail) : 0.0);
-      const int centre = adc.samples / 2;
-      const bool every = options.adc == AdcSampling::every_sample;
-      reserve(b, every ? adc.samples : 1);
-      for (int n = every ? 0 : centre; n < (every ? adc.samples : centre + 1); ++n) {
-        TimedInstant in;
-        in.t = now + adc.delay_s + (n + 0.5) * adc.dwell_s;
-        in.block_index = int(bi);
-        in.event.kind = sequence::EventKind::adc;
-        in.event.phase_rad = phase;
-        in.event.action = n == centre ? sequence::action::echo_centre : 0u;
-        instants.push_back(in);
-      }
+          adc.phase_rad +
+          (ppm ? adc.phase_ppm * larmor_frequency_mhz(file, options, b.id, fail) : 0.0);
+      pending_adcs.push_back({bi, &adc, phase});
     }
     double duration = b.duration_s;
     if (!file.version.at_least(1, 4)) {
       const double r = file.definitions.block_duration_raster_s;
       duration = std::ceil(latest / r - 1e-9) * r;
     } else if (latest > duration * (1.0 + 1e-9) + 1e-12) {
-      fail(b.id, b.id, "its events run past the block's duration");
+      // Files on rasters that are not whole microseconds (tabletop systems)
+      // overrun by less than one raster cell; more is an error in the file.
+      const auto& defs = file.definitions;
+      const double cell =
+          std::max({defs.gradient_raster_s, defs.rf_raster_s, defs.block_duration_raster_s});
+      if (latest > duration + cell) {
+        fail(b.id, b.id,
+             "its events end at " + fixed(latest * 1e6, 3) + " us, past the block's duration (" +
+                 fixed(duration * 1e6, 3) + " us)");
+      }
+      if (!overrun_noted) {
+        report.warnings.push_back(
+            "block " + std::to_string(b.id) +
+            " and others: events end up to one raster cell after the block's duration (" +
+            fixed((latest - duration) * 1e9, 1) +
+            " ns here); the block is lengthened to hold them");
+        overrun_noted = true;
+      }
+      duration = latest;
     }
     // A block's time becomes event durations; a block longer than a day is a
-    // units or typing error (a delay of 8.9e97 us put every later block's
-    // instants at one double-precision time, and the translation's durations
-    // came out negative or not finite).
+    // units or typing error.
     if (!(duration <= kLongestBlockSeconds)) {
       fail(b.id, b.id,
            "it lasts " + std::to_string(duration) + " s (its delays and events; more than a day)");
@@ -353,32 +370,165 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     gradients.push_back(std::move(g));
     now += duration;
   }
-  std::stable_sort(instants.begin(), instants.end(),
-                   [](const TimedInstant& a, const TimedInstant& b) { return a.t < b.t; });
+  report.duration_s = now;
 
-  // Moment vector at every instant: the moments of whole blocks before it
-  // plus the part of its own block up to it.
+  // Moment vector since t = 0 at any time: whole blocks before it plus its own part.
   std::vector<Vec3> block_start_moment(file.blocks.size() + 1, Vec3{0, 0, 0});
   for (std::size_t bi = 0; bi < file.blocks.size(); ++bi) {
-    const Vec3 whole = block_moment(gradients[bi], 1e300);
-    block_start_moment[bi + 1] = axpy(1.0, whole, block_start_moment[bi]);
+    block_start_moment[bi + 1] = detail::add(gradients[bi].moment(1e300), block_start_moment[bi]);
   }
+  auto moment_at = [&](std::size_t bi, double t_abs) {
+    return detail::add(gradients[bi].moment(t_abs - starts[bi]), block_start_moment[bi]);
+  };
+  auto instant_moment = [&](const TimedInstant& in) { return moment_at(in.block_index, in.t); };
+
+  // ADCs: the sample at the k-space centre. k is the moment since the last
+  // excitation, reversed by each refocusing pulse (the echo's own pathway).
+  std::vector<Vec3> track_moment;
+  for (const PulseTrack& p : track) {
+    std::size_t bi = 0;
+    while (bi + 1 < starts.size() && starts[bi + 1] <= p.t) ++bi;
+    track_moment.push_back(moment_at(bi, p.t));
+  }
+  std::size_t next_pulse = 0;
+  Vec3 base_k{0, 0, 0}, base_m{0, 0, 0};
+  bool excited = false;
+  int other_slice = 0;  // the block of the last pulse, when it excited another slice
+  if (pending_adcs.empty()) {
+    fail(file.blocks.empty() ? 0 : file.blocks.front().id,
+         file.blocks.empty() ? 0 : file.blocks.back().id,
+         "the file has no ADC, so there is no signal to simulate");
+  }
+  for (const PendingAdc& p : pending_adcs) {
+    const Block& b = file.blocks[p.block_index];
+    const AdcEvent& adc = *p.adc;
+    const double first = starts[p.block_index] + adc.delay_s;
+    auto time_of = [&](int n) { return first + (n + 0.5) * adc.dwell_s; };
+    while (next_pulse < track.size() && track[next_pulse].t <= time_of(0)) {
+      const Vec3& m = track_moment[next_pulse];
+      if (track[next_pulse].role == Role::none) {
+        other_slice = track[next_pulse].block;
+        ++next_pulse;
+        continue;
+      }
+      other_slice = 0;
+      if (track[next_pulse].role == Role::excites) {
+        base_k = {0, 0, 0};
+        excited = true;
+      } else {
+        base_k = detail::scaled(-1.0, detail::add(base_k, detail::minus(m, base_m)));
+      }
+      base_m = m;
+      ++next_pulse;
+    }
+    AdcRecord record;
+    record.block = b.id;
+    record.samples = adc.samples;
+    record.time_s = first;
+    int echo = adc.samples / 2;
+    const bool readout =
+        gradients[p.block_index].on_during(adc.delay_s, adc.delay_s + adc.samples * adc.dwell_s);
+    if (other_slice != 0) {
+      record.how = "dropped: it follows the excitation of another slice (block " +
+                   std::to_string(other_slice) + "), whose signal it records";
+      ++report.dropped_adcs;
+      report.adcs.push_back(record);
+      continue;
+    }
+    if (!excited) {
+      record.how = "sample N/2 (before any excitation: no signal yet)";
+    } else if (!readout) {
+      record.how = "sample N/2 (no readout gradient)";
+    } else {
+      // Phase encodes: axes held constant through the readout and rewound
+      // before the next pulse encode k-space and do not move the echo.
+      const Vec3 span_end = next_pulse < track.size() ? track_moment[next_pulse]
+                                                      : block_start_moment[file.blocks.size()];
+      const Vec3 net = detail::minus(span_end, base_m);
+      const Vec3 across_readout = detail::minus(moment_at(p.block_index, time_of(adc.samples - 1)),
+                                                moment_at(p.block_index, time_of(0)));
+      Vec3 keep{1, 1, 1};
+      for (int a = 0; a < 3; ++a) {
+        const double d = report.voxel_size_m[a];
+        if (std::fabs(net[a]) * d <= in_phase_turns &&
+            std::fabs(across_readout[a]) * d <= in_phase_turns) {
+          keep[a] = 0.0;
+        }
+      }
+      double best = std::numeric_limits<double>::infinity();
+      Vec3 best_k{0, 0, 0};
+      for (int n = 0; n < adc.samples; ++n) {
+        Vec3 k = detail::add(base_k, detail::minus(moment_at(p.block_index, time_of(n)), base_m));
+        for (int a = 0; a < 3; ++a) k[a] *= keep[a];
+        const double turns = detail::turns_across(k, report.voxel_size_m);
+        if (turns < best) {
+          best = turns;
+          echo = n;
+          best_k = k;
+        }
+      }
+      if (best > in_phase_turns) {
+        record.how = "dropped: its k-space trajectory comes no closer to the centre than (" +
+                     fixed(best_k[0], 1) + ", " + fixed(best_k[1], 1) + ", " + fixed(best_k[2], 1) +
+                     ") 1/m, " + fixed(best, 3) +
+                     " turns across the voxel (an encoded line, not the voxel's echo)";
+        ++report.dropped_adcs;
+        report.adcs.push_back(record);
+        continue;
+      }
+      record.how = "k-space centre";
+    }
+    record.kept_sample = echo;
+    record.time_s = time_of(echo);
+    report.adcs.push_back(record);
+    const bool every = options.adc == AdcSampling::every_sample;
+    reserve(b, every ? adc.samples : 1);
+    const int echo_index = int(instants.size()) + (every ? echo : 0);
+    for (int n = every ? 0 : echo; n < (every ? adc.samples : echo + 1); ++n) {
+      TimedInstant in;
+      in.t = time_of(n);
+      in.block_index = int(p.block_index);
+      in.event.kind = sequence::EventKind::adc;
+      in.event.phase_rad = p.phase;
+      in.event.action = n == echo ? sequence::action::echo_centre : 0u;
+      in.echo_of = every && n != echo ? echo_index : -1;
+      instants.push_back(in);
+    }
+  }
+  if (report.dropped_adcs == int(pending_adcs.size())) {
+    fail(file.blocks.front().id, file.blocks.back().id,
+         "no ADC passes within " + fixed(in_phase_turns, 2) +
+             " turns across the voxel of the k-space centre (the first, block " +
+             std::to_string(report.adcs.front().block) + ", is " + report.adcs.front().how +
+             "), so no sample is the voxel's own signal: the readouts sample encoded lines, or "
+             "a rephaser does not rewind what the slice select or a crusher wound");
+  }
+
+  // Moments before sorting: every_sample keeps the readout's encoding out of
+  // its samples (each takes its echo's moment).
+  std::vector<Vec3> own_moment(instants.size());
+  for (std::size_t i = 0; i < instants.size(); ++i) own_moment[i] = instant_moment(instants[i]);
+  for (std::size_t i = 0; i < instants.size(); ++i) {
+    if (instants[i].echo_of >= 0) own_moment[i] = own_moment[std::size_t(instants[i].echo_of)];
+  }
+  std::vector<std::size_t> order(instants.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return instants[a].t < instants[b].t; });
   std::vector<double> times;
   std::vector<int> block_ids;
   std::vector<sequence::Event> events;
   std::vector<Vec3> moments;
-  for (const TimedInstant& in : instants) {
-    const int bi = in.block_index;
+  for (std::size_t i : order) {
+    const TimedInstant& in = instants[i];
     times.push_back(in.t);
-    block_ids.push_back(file.blocks[bi].id);
+    block_ids.push_back(file.blocks[in.block_index].id);
     events.push_back(in.event);
-    moments.push_back(
-        axpy(1.0, block_moment(gradients[bi], in.t - starts[bi]), block_start_moment[bi]));
+    moments.push_back(own_moment[i]);
   }
   sequence::Description d =
       detail::quantise_gaps(file, times, block_ids, events, moments, now,
                             block_start_moment[file.blocks.size()], options, report);
-  if (report_out != nullptr) *report_out = report;
   return d;
 }
 

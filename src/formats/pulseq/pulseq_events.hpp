@@ -1,21 +1,23 @@
 // Translation of a Pulseq file into larmor events (docs/pulseq.md).
 //
-// RF pulses become instantaneous rotations at their centre (flip from the
-// modulus of the complex envelope's integral, phase from its argument plus
-// the event's phase), except non-selective pulses with a frequency offset,
-// which are split into their samples (hard pulses with the offset's phase
-// ramp, each carrying its power for a bound pool). ADCs become recorded
-// samples (one at the echo centre, or every sample). Gradients are not
-// events: the moment vector between consecutive instants is quantised to
-// whole multiples of one crusher moment; moments rewound between two pulses
-// are imaging encoding and are dropped; a moment with a component of at least
-// one crusher moment across the crusher direction spoils. What cannot be
-// written this way is refused with the blocks and the reason.
+// The simulated voxel sits in the slice of the first slice-selective pulse.
+// RF pulses that reach it become instantaneous rotations at their centre
+// (flip from the modulus of the complex envelope's integral, phase from its
+// argument plus the event's phase); pulses that excite another slice miss it;
+// non-selective pulses with a frequency offset are split into their samples.
+// Each ADC with a readout gradient keeps the sample where the k-space
+// trajectory (the moment since the last excitation, reversed by refocusing
+// pulses) is closest to the centre, and is dropped when that is not within
+// the in-phase tolerance (an EPI line away from the centre). Gradients are
+// not events: the moment between consecutive instants is judged by the turns
+// it winds across the voxel, then written as whole crusher moments, an ideal
+// spoil, or refused with the blocks and the reason.
 #pragma once
 
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "formats/pulseq/pulseq_file.hpp"
 #include "sequence/description.hpp"
@@ -34,21 +36,65 @@ inline constexpr const char* crusher_moment_definition = "LarmorCrusherMoment";
 struct TranslateOptions {
   AdcSampling adc = AdcSampling::echo_centre;
   // Declared crusher moment [1/m] per logical axis; when absent, the
-  // definition above, else the most frequent non-zero gap moment.
+  // definition above, else the most frequent gap moment that dephases.
   std::optional<std::array<double, 3>> crusher_moment;
+  // The simulated voxel's edges [m] along the gradient axes; when absent, the
+  // file's FOV divided by its matrix ([DEFINITIONS]), else 1 mm each. A moment
+  // m winds sum_i |m_i| d_i turns across it: that decides what dephases.
+  std::optional<std::array<double, 3>> voxel_size_m;
+  // Main field [T] for ppm offsets; when absent, [DEFINITIONS] B0.
+  std::optional<double> b0_t;
   bool split_all_pulses = false;  // split every pulse into hard pulses
   // Refuse files that would translate to more instants than this (an ADC's
   // sample count, or a split pulse's, is only a number in the file).
   long long max_instants = 1ll << 24;
 };
 
-struct TranslationReport {
-  std::array<double, 3> crusher_moment{};  // what the quantisation used [1/m]
-  std::string crusher_source;              // "option", "definition", "detected", "none"
-  int encoding_axes_dropped = 0;           // (pulse-to-pulse span, axis) pairs
-  int spoiled_gaps = 0;
-  int split_pulses = 0;
+// A residual moment that winds at most this many turns across the voxel
+// leaves its spins in phase (it changes a box voxel's signal by at most
+// 1 - sinc(1/20), 0.4 %); one that winds a whole turn or more dephases it.
+inline constexpr double in_phase_turns = 0.05;
+inline constexpr double dephased_turns = 1.0;
+
+// What the translation understood, for `larmor inspect` and the start of a run.
+struct PulseRecord {
+  int block = 0;
+  double time_s = 0.0;  // centre
+  double flip_deg = 0.0, phase_deg = 0.0;
+  char use = 'u';
+  std::string how;  // "instant", "split into N hard pulses", "misses the voxel (...)"
 };
+
+struct AdcRecord {
+  int block = 0;
+  double time_s = 0.0;  // kept sample (or the ADC's start when dropped)
+  int samples = 0;
+  int kept_sample = -1;  // -1: dropped
+  std::string how;       // "k-space centre", "sample N/2 (no readout gradient)", why dropped
+};
+
+struct TranslationReport {
+  std::string version;
+  std::size_t blocks = 0;
+  double duration_s = 0.0;
+  std::array<double, 3> voxel_size_m{};
+  std::string voxel_source;                  // "option", "definitions (FOV / matrix)", "default"
+  std::array<double, 3> crusher_moment{};    // what the quantisation used [1/m]
+  std::string crusher_source;                // "option", "definition", "detected", "none"
+  std::array<double, 3> slice_position_m{};  // the voxel's position along the slice normal
+  std::array<double, 3> slice_normal{};      // unit; zero without a selective pulse
+  int encoding_axes_dropped = 0;             // (pulse-to-pulse span, axis) pairs
+  int shifted_gaps = 0, in_phase_gaps = 0, spoiled_gaps = 0;
+  double largest_residual_turns = 0.0;  // the largest moment rounded away, across the voxel
+  int split_pulses = 0, missed_pulses = 0, dropped_adcs = 0;
+  std::vector<PulseRecord> pulses;
+  std::vector<AdcRecord> adcs;
+  std::vector<std::string> warnings;  // reader warnings and the translation's assumptions
+};
+
+// The report as text, one line per item (pulses and ADCs up to `detail_rows`
+// each, then a count).
+std::string format_report(const TranslationReport& report, int detail_rows = 12);
 
 // Throws PulseqError naming the file, the blocks and the reason.
 sequence::Description to_description(const PulseqFile& file, const TranslateOptions& options = {},

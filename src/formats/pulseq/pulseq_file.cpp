@@ -118,10 +118,14 @@ Tokenised tokenise(const Context& ctx, const std::string& content) {
     if (current == nullptr) ctx.fail(line_number, "none", "row before any section header");
     current->rows.push_back(std::move(row));
   }
-  // A header with nothing under it is what a file cut short looks like.
-  for (const auto& [name, section] : result.sections) {
-    if (section.rows.empty())
-      ctx.fail(section.header_line, name, "section has no rows (truncated?)");
+  // An empty section is legitimate (pypulseq writes an empty [GRADIENTS]),
+  // except as the last thing in the file: that is what a file cut short looks like.
+  const Section* last = nullptr;
+  for (const auto& entry : result.sections) {
+    if (last == nullptr || entry.second.header_line > last->header_line) last = &entry.second;
+  }
+  if (last != nullptr && last->rows.empty()) {
+    ctx.fail(last->header_line, last->name, "section has no rows and ends the file (truncated?)");
   }
   return result;
 }
@@ -302,7 +306,9 @@ PulseqFile PulseqFile::parse(const std::string& content, const std::string& path
   using namespace detail;
   const Context ctx(path, warnings);
 
-  Tokenised tokenised = tokenise(ctx, content);
+  // A UTF-8 byte-order mark (some Windows editors add one) is not content.
+  const std::string text = content.rfind("\xEF\xBB\xBF", 0) == 0 ? content.substr(3) : content;
+  Tokenised tokenised = tokenise(ctx, text);
   auto& sections = tokenised.sections;
   auto section = [&](const char* name) -> const Section* {
     const auto it = sections.find(name);
@@ -311,7 +317,11 @@ PulseqFile PulseqFile::parse(const std::string& content, const std::string& path
 
   PulseqFile file;
   file.path = path;
-  if (section("VERSION") == nullptr) ctx.fail(1, "VERSION", "section missing");
+  if (section("VERSION") == nullptr) {
+    ctx.fail(1, "VERSION",
+             "section missing: files written before Pulseq 1.2 (which had none) are not read; "
+             "write the sequence again with a current Pulseq or pypulseq");
+  }
   parse_version(ctx, *section("VERSION"), file.version);
   if (const Section* s = section("DEFINITIONS")) {
     parse_definitions(ctx, *s, file.version, file.definitions);
@@ -340,7 +350,7 @@ PulseqFile PulseqFile::parse(const std::string& content, const std::string& path
   }
   parse_blocks(ctx, *blocks, file);
   if (const Section* s = section("SIGNATURE")) {
-    check_signature(ctx, *s, content, tokenised.signature_offset, file.signature);
+    check_signature(ctx, *s, text, tokenised.signature_offset, file.signature);
   }
   return file;
 }
