@@ -114,11 +114,13 @@ const Shape& shape_of(const PulseqFile& file, int id, int block, const Failure& 
 
 // Translation (pulseq_moments.cpp): quantises the moment of every gap between
 // the instants (sorted by time; `moments` is the moment vector at each, in
-// 1/m) and assembles the canonical description.
+// 1/m; `readout_axes` marks, for a sample, the axes its readout sweeps) and
+// assembles the canonical description.
 sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<double>& times,
                                     const std::vector<int>& block_ids,
                                     const std::vector<sequence::Event>& events,
                                     const std::vector<std::array<double, 3>>& moments,
+                                    const std::vector<std::array<double, 3>>& readout_axes,
                                     double end_time, const std::array<double, 3>& end_moment,
                                     const TranslateOptions& options, TranslationReport& report);
 

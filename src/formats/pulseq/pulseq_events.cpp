@@ -34,7 +34,8 @@ struct TimedInstant {
   double t = 0.0;  // absolute
   int block_index = 0;
   sequence::Event event;
-  int echo_of = -1;  // every_sample: the index of its ADC's echo sample
+  int echo_of = -1;       // every_sample: the index of its ADC's echo sample
+  Vec3 readout{0, 0, 0};  // adc: 1 on the axes its readout gradient moves along
 };
 
 // What a pulse does to the k-space position of the signal that is sampled.
@@ -484,8 +485,17 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     const bool every = options.adc == AdcSampling::every_sample;
     reserve(b, every ? adc.samples : 1);
     const int echo_index = int(instants.size()) + (every ? echo : 0);
+    Vec3 readout_axes{0, 0, 0};
+    if (readout) {
+      const Vec3 swept = detail::minus(moment_at(p.block_index, time_of(adc.samples - 1)),
+                                       moment_at(p.block_index, time_of(0)));
+      for (int a = 0; a < 3; ++a) {
+        readout_axes[a] = std::fabs(swept[a]) * report.voxel_size_m[a] > in_phase_turns ? 1.0 : 0.0;
+      }
+    }
     for (int n = every ? 0 : echo; n < (every ? adc.samples : echo + 1); ++n) {
       TimedInstant in;
+      in.readout = readout_axes;
       in.t = time_of(n);
       in.block_index = int(p.block_index);
       in.event.kind = sequence::EventKind::adc;
@@ -518,8 +528,9 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   std::vector<double> times;
   std::vector<int> block_ids;
   std::vector<sequence::Event> events;
-  std::vector<Vec3> moments;
+  std::vector<Vec3> moments, readouts;
   for (std::size_t i : order) {
+    readouts.push_back(instants[i].readout);
     const TimedInstant& in = instants[i];
     times.push_back(in.t);
     block_ids.push_back(file.blocks[in.block_index].id);
@@ -527,7 +538,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     moments.push_back(own_moment[i]);
   }
   sequence::Description d =
-      detail::quantise_gaps(file, times, block_ids, events, moments, now,
+      detail::quantise_gaps(file, times, block_ids, events, moments, readouts, now,
                             block_start_moment[file.blocks.size()], options, report);
   return d;
 }

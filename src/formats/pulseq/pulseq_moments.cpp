@@ -128,7 +128,8 @@ std::string voxel_text(const Vec3& voxel) {
 sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<double>& times,
                                     const std::vector<int>& block_ids,
                                     const std::vector<sequence::Event>& events,
-                                    const std::vector<Vec3>& moments, double end_time,
+                                    const std::vector<Vec3>& moments,
+                                    const std::vector<Vec3>& readout_axes, double end_time,
                                     const Vec3& end_moment, const TranslateOptions& options,
                                     TranslationReport& report) {
   const std::size_t n = events.size();
@@ -152,15 +153,20 @@ sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<do
 
   // Imaging encoding: an axis whose moment is rewound between two pulses
   // (phase encodes and their rewinders) does not dephase what the next pulse
-  // sees; within the span it only encodes k-space, which is not simulated.
+  // sees; within the span it only encodes k-space, which is not simulated. A
+  // readout axis is not encoding: its moment at the echo pairs with the
+  // moment before a refocusing pulse (an echo-planar readout's prephaser).
   for (std::size_t p = first_pulse; p < n;) {
     std::size_t next = p + 1;
     bool has_adc = false;
+    Vec3 readout{0, 0, 0};
     while (next < n && events[next].kind != sequence::EventKind::pulse) {
       has_adc = true;
+      readout = add(readout, readout_axes[next]);
       ++next;
     }
     for (int axis = 0; axis < 3 && has_adc; ++axis) {
+      if (readout[axis] > 0.0) continue;
       double net = 0.0, peak = 0.0;
       for (std::size_t k = p; k < next; ++k) {
         net += gaps[k][axis];
