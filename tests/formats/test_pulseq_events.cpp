@@ -211,7 +211,7 @@ TEST(PulseqEvents, VoxelSizeDecidesWhatDephases) {
   const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, 20), "se.seq");
   TranslationReport report;
   EXPECT_EQ(to_description(file, {}, &report).declared_winding(), 0);
-  EXPECT_EQ(report.voxel_source, "default (1 mm)");
+  EXPECT_EQ(report.voxel_source, "1 mm default");
   EXPECT_EQ(report.shifted_gaps, 0);
   EXPECT_NEAR(report.largest_residual_turns, 0.02, 1e-12);
   EXPECT_EQ(to_description(file, hand_written(), &report).declared_winding(), 2);

@@ -54,7 +54,7 @@ std::string fixed(double v, int digits) {
   return s.str();
 }
 
-Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source,
+Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source, bool& slice_given,
                             std::vector<std::string>& warnings) {
   auto numbers = [&](const char* key) {
     std::vector<double> v;
@@ -65,7 +65,7 @@ Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source,
     return v;
   };
   Vec3 voxel{1e-3, 1e-3, 1e-3};
-  source = "default (1 mm)";
+  source = "1 mm default";
   std::vector<double> fov = numbers("FOV");
   std::vector<double> matrix = numbers("Matrix");
   if (matrix.empty()) matrix = numbers("matrix");
@@ -90,16 +90,18 @@ Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source,
       if (matrix[i] >= 1.0) voxel[i] = fov[i] / matrix[i];
     }
     source = "[DEFINITIONS] FOV / matrix";
-    if (axes == 3) return voxel;
+    if (axes == 3) {
+      slice_given = true;
+      return voxel;
+    }
   }
-  // A 2D file's third FOV entry (pypulseq) or SliceThickness is the slice.
+  // Without a third matrix entry the slice is SliceThickness, else (later)
+  // the first selective pulse's profile.
   const std::vector<double> slice = numbers("SliceThickness");
   if (slice.size() == 1 && slice[0] > 0.0 && slice[0] <= 0.1) {
     voxel[2] = slice[0];
     source += ", slice from SliceThickness";
-  } else if (fov.size() == 3 && fov[2] <= 0.1) {
-    voxel[2] = fov[2];
-    source += ", slice from the third FOV entry";
+    slice_given = true;
   }
   return voxel;
 }
@@ -152,11 +154,14 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   report.version = std::to_string(file.version.major) + "." + std::to_string(file.version.minor) +
                    (file.version.revision.empty() ? "" : "." + file.version.revision);
   report.blocks = file.blocks.size();
+  bool slice_given = true;
   if (options.voxel_size_m) {
     report.voxel_size_m = *options.voxel_size_m;
     report.voxel_source = "option";
   } else {
-    report.voxel_size_m = voxel_from_definitions(file, report.voxel_source, report.warnings);
+    slice_given = false;
+    report.voxel_size_m =
+        voxel_from_definitions(file, report.voxel_source, slice_given, report.warnings);
   }
   for (double d : report.voxel_size_m) {
     if (!(d > 0.0 && d < 1.0)) fail(0, 0, "the voxel size must be between 0 and 1 m");
@@ -256,6 +261,43 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
           slice_position = detail::scaled(freq / g2, grad);
           report.slice_position_m = slice_position;
           report.slice_normal = detail::scaled(1.0 / std::sqrt(g2), grad);
+          if (!slice_given) {
+            // The slice: the full width at half maximum of the small-tip
+            // profile over the slice-select gradient.
+            auto profile_at = [&](double offset) {
+              std::complex<double> sum = 0.0;
+              for (int n = 0; n < mag.samples; ++n) {
+                sum += sample_value(n) * s.w[n] *
+                       std::polar(1.0, -kTwoPi * offset * (s.t[n] - centre));
+              }
+              return std::abs(sum) / std::abs(area);
+            };
+            const double step = 0.05 / std::max(s.duration, 1e-9);
+            double below = 0.0;
+            for (double f = step; std::abs(area) > 0.0 && f < 800.0 * step; f += step) {
+              if (profile_at(f) < 0.5) {
+                below = f;
+                break;
+              }
+            }
+            if (below > 0.0) {
+              double lo = below - step, hi = below;
+              for (int i = 0; i < 40; ++i) {
+                const double mid = 0.5 * (lo + hi);
+                (profile_at(mid) < 0.5 ? hi : lo) = mid;
+              }
+              const double thickness = (lo + hi) / std::sqrt(g2);
+              int axis = 0;
+              for (int a = 1; a < 3; ++a) {
+                if (std::fabs(grad[a]) > std::fabs(grad[axis])) axis = a;
+              }
+              if (thickness > 0.0 && thickness < 0.1) {
+                report.voxel_size_m[axis] = thickness;
+                report.voxel_source += "; slice " + fixed(thickness * 1e3, 2) +
+                                       " mm: the first selective pulse's profile (FWHM)";
+              }
+            }
+          }
           have_slice = true;
         }
         const double offset = detail::dot(grad, slice_position) - freq;
@@ -448,6 +490,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       const Vec3 net = detail::minus(span_end, base_m);
       const Vec3 across_readout = detail::minus(moment_at(p.block_index, time_of(adc.samples - 1)),
                                                 moment_at(p.block_index, time_of(0)));
+      record.swept_per_m = across_readout;
       Vec3 keep{1, 1, 1};
       for (int a = 0; a < 3; ++a) {
         const double d = report.voxel_size_m[a];

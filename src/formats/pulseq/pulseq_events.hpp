@@ -69,8 +69,9 @@ struct AdcRecord {
   int block = 0;
   double time_s = 0.0;  // kept sample (or the ADC's start when dropped)
   int samples = 0;
-  int kept_sample = -1;  // -1: dropped
-  std::string how;       // "k-space centre", "sample N/2 (no readout gradient)", why dropped
+  int kept_sample = -1;                 // -1: dropped
+  std::array<double, 3> swept_per_m{};  // moment the readout sweeps from first to last sample
+  std::string how;  // "k-space centre", "sample N/2 (no readout gradient)", why dropped
 };
 
 struct TranslationReport {
