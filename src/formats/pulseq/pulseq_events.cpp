@@ -135,8 +135,6 @@ void note_extensions(const PulseqFile& file, std::vector<std::string>& warnings)
       warnings.push_back("soft delays (DELAYS extension) take the values written in the blocks");
     } else if (name == "RF_SHIMS") {
       warnings.push_back("RF_SHIMS rows are ignored: every pulse uses the scalar transmit field");
-    } else if (!entry.second.known) {
-      warnings.push_back("extension " + name + " is not understood and is ignored");
     }
   }
 }
