@@ -224,6 +224,32 @@ TEST(PulseqEvents, VoxelSizeDecidesWhatDephases) {
   EXPECT_NEAR(report.voxel_size_m[2], 0.05, 1e-15);
 }
 
+TEST(PulseqEvents, SaturationBandDoesNotPlaceTheVoxel) {
+  // A 2 ms, 90 degree saturation pulse under an x gradient 1 kHz off the
+  // voxel (a band 10 mm away), then the excitation under z, rephased, and a
+  // sample: the voxel sits in
+  // the excitation's slice, and the band's profile at the voxel,
+  // sinc(1 kHz x 2 ms), is zero, so it misses.
+  const std::string text =
+      "[VERSION]\nmajor 1\nminor 5\nrevision 0\n[DEFINITIONS]\nAdcRasterTime 1e-07\n"
+      "BlockDurationRaster 1e-05\nGradientRasterTime 1e-05\nRadiofrequencyRasterTime 1e-06\n"
+      "[BLOCKS]\n1 202 1 1 0 0 0 0\n2 202 2 0 0 2 0 0\n3 103 0 0 0 3 1 0\n"
+      "[RF]\n1 125 1 2 0 1000 10 0 0 1000 0 s\n2 125 1 2 0 1000 10 0 0 0 0 e\n"
+      "[TRAP]\n1 100000 10 2000 10 0\n2 100000 10 2000 10 0\n3 -100000 10 995 10 0\n"
+      "[ADC]\n1 1 10000 1020 0 0 0 0 0\n"
+      "[SHAPES]\nshape_id 1\nnum_samples 2000\n1 0 0 1997\nshape_id 2\nnum_samples 2000\n"
+      "0 0 1998\n";
+  TranslationReport report;
+  const auto d = to_description(PulseqFile::parse(text, "band.seq"), {}, &report);
+  EXPECT_NEAR(report.slice_normal[2], 1.0, 1e-12);
+  EXPECT_NEAR(report.slice_position_m[0], 0.0, 1e-15);
+  ASSERT_EQ(report.pulses.size(), 2u);
+  EXPECT_EQ(report.missed_pulses, 1);
+  EXPECT_NE(report.pulses[0].how.find("misses the voxel"), std::string::npos) << report.pulses[0].how;
+  EXPECT_EQ(report.pulses[1].how, "instant (slice-selective)");
+  EXPECT_EQ(d.sample_count(), 1);
+}
+
 TEST(PulseqEvents, ReversedCrusherRefused) {
   const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, -20), "bipolar.seq");
   try {

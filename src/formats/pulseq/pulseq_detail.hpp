@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <complex>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,35 @@ Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double
                      const Failure& fail, const char* what);
 const Shape& shape_of(const PulseqFile& file, int id, int block, const Failure& fail,
                       const char* what);
+
+// Frequencies in ppm need the main field: the option, else [DEFINITIONS] B0.
+double larmor_frequency_mhz(const PulseqFile& file, const TranslateOptions& options, int block,
+                            const Failure& fail);
+
+// One RF event as the translation sees it (pulseq_pulses.cpp): its samples,
+// centre, frequency, the complex area of its envelope and its power.
+struct PulseAnalysis {
+  const RfEvent* rf = nullptr;
+  const Shape* mag = nullptr;
+  const Shape* phase = nullptr;  // null: none
+  Sampling sampling;
+  double centre = 0.0;                             // from the pulse's start (its delay excluded)
+  double freq = 0.0;                               // Hz, ppm included
+  double event_phase = 0.0;                        // rad, ppm included
+  double ramp_origin = 0.0;                        // where the frequency ramp's phase is zero
+  bool selective = false;                          // a gradient is on during it
+  Vec3 gradient{0, 0, 0};                          // physical, at its centre [Hz/m]
+  std::complex<double> area = 0.0;                 // rad
+  double power = 0.0;                              // rad^2/s
+  std::complex<double> sample_value(int n) const;  // rad/s
+  // The small-tip profile at `offset` Hz from its own frequency, over its area.
+  double profile_at(double offset) const;
+  // Its profile's full width at half maximum [Hz]; 0 where none is found.
+  double half_maximum_width() const;
+};
+
+PulseAnalysis analyse_pulse(const PulseqFile& file, const Block& b, const BlockGradients& g,
+                            const TranslateOptions& options, const Failure& fail);
 
 // Translation (pulseq_moments.cpp): quantises the moment of every gap between
 // the instants (sorted by time; `moments` is the moment vector at each, in

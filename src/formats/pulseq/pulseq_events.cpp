@@ -9,6 +9,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "formats/pulseq/pulseq_detail.hpp"
@@ -21,7 +22,6 @@ using detail::Failure;
 using detail::Vec3;
 
 constexpr double kTwoPi = 6.283185307179586;
-constexpr double kGammaMHzPerT = 42.577478518;  // 1H
 constexpr double kLongestBlockSeconds = 86400.0;
 constexpr double kDegrees = 57.29577951308232;
 // A selective pulse whose small-tip profile at the voxel is at most this
@@ -106,20 +106,6 @@ Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source, bool& s
   return voxel;
 }
 
-double larmor_frequency_mhz(const PulseqFile& file, const TranslateOptions& options, int block,
-                            const Failure& fail) {
-  if (options.b0_t) return kGammaMHzPerT * *options.b0_t;
-  const auto it = file.definitions.values.find("B0");
-  double b0 = 0.0;
-  if (it == file.definitions.values.end() || !(std::istringstream(it->second) >> b0) ||
-      !(b0 > 0.0)) {
-    fail(block, block,
-         "a frequency or phase in ppm needs the main field: give B0 in [DEFINITIONS] or b0_t in "
-         "the deck's [sequence]");
-  }
-  return kGammaMHzPerT * b0;
-}
-
 // The pulse power a bound pool reads (rad^2/s), which the ABI keeps in float.
 float single_precision_power(double power, int block, const Failure& fail) {
   if (!(power <= double(std::numeric_limits<float>::max()))) {
@@ -144,7 +130,6 @@ void note_extensions(const PulseqFile& file, std::vector<std::string>& warnings)
 sequence::Description to_description(const PulseqFile& file, const TranslateOptions& options,
                                      TranslationReport* report_out) {
   const Failure fail{file};
-  const bool v15 = file.version.at_least(1, 5);
   // Filled as the translation goes, so that a refusal still shows what was understood.
   TranslationReport local_report;
   TranslationReport& report = report_out != nullptr ? *report_out : local_report;
@@ -169,6 +154,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   std::vector<TimedInstant> instants;
   std::vector<BlockGradients> gradients;
   std::vector<double> starts;
+  std::vector<std::optional<detail::PulseAnalysis>> pulses(file.blocks.size());
   std::vector<PulseTrack> track;  // pulses that reach the voxel, for the k-space position
   struct PendingAdc {
     std::size_t block_index;
@@ -176,9 +162,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     double phase;
   };
   std::vector<PendingAdc> pending_adcs;
-  bool have_slice = false;
   bool overrun_noted = false;
-  Vec3 slice_position{0, 0, 0};
   double now = 0.0;
   auto reserve = [&](const Block& b, long long more) {
     if (more < 0 || (long long)(instants.size()) + more > options.max_instants) {
@@ -187,193 +171,32 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
                " pulses and samples (TranslateOptions::max_instants)");
     }
   };
+  auto split = [&](const detail::PulseAnalysis& p) {
+    return options.split_all_pulses || (p.freq != 0.0 && !p.selective);
+  };
+  auto excites = [&](const detail::PulseAnalysis& p) {
+    const char use = p.rf->use;
+    return use == 'e' ||
+           (use != 'r' && use != 'i' && use != 's' && std::abs(p.area) < kRefocusingFlipRad);
+  };
+
+  // The time line: every block's gradients, pulses and ADCs, and its duration.
   for (std::size_t bi = 0; bi < file.blocks.size(); ++bi) {
     const Block& b = file.blocks[bi];
     BlockGradients g = detail::gradients_of(file, b, fail);
     double latest = g.end;
     if (b.delay_id != 0) latest = std::max(latest, file.delays.at(b.delay_id).delay_s);
-    auto handle_rf = [&]() {
-      const RfEvent& rf = file.rf.at(b.rf);
-      const Shape& mag = detail::shape_of(file, rf.mag_shape, b.id, fail, "RF magnitude");
-      const Shape* phase = rf.phase_shape != 0
-                               ? &detail::shape_of(file, rf.phase_shape, b.id, fail, "RF phase")
-                               : nullptr;
-      if (phase != nullptr && phase->samples != mag.samples) {
-        fail(b.id, b.id,
-             "RF " + std::to_string(rf.id) + ": magnitude and phase shapes differ in length");
-      }
-      const detail::Sampling s = detail::sampling_of(
-          file, mag.samples, rf.time_shape, file.definitions.rf_raster_s, b.id, fail, "RF");
-      latest = std::max(latest, rf.delay_s + s.duration);
-      const bool ppm = rf.freq_ppm != 0.0 || rf.phase_ppm != 0.0;
-      const double f0 = ppm ? larmor_frequency_mhz(file, options, b.id, fail) : 0.0;
-      const double freq = rf.freq_hz + rf.freq_ppm * f0;
-      const double event_phase = rf.phase_rad + rf.phase_ppm * f0;
-      // Centre: given (1.5), else the middle of the magnitude's peak plateau.
-      double centre = rf.center_s;
-      if (std::isfinite(centre) &&
-          !(centre >= 0.0 && centre <= s.duration * (1.0 + 1e-9) + 1e-12)) {
-        fail(b.id, b.id,
-             "RF " + std::to_string(rf.id) + ": its center (" + std::to_string(centre * 1e6) +
-                 " us) lies outside the pulse (0 to " + std::to_string(s.duration * 1e6) + " us)");
-      }
-      double peak = 0.0;
-      for (double v : mag.values) peak = std::max(peak, std::fabs(v));
-      if (!std::isfinite(centre)) {
-        int first = -1, last = -1;
-        for (int n = 0; n < mag.samples; ++n) {
-          if (std::fabs(mag.values[n]) >= peak * (1.0 - 1e-9)) {
-            if (first < 0) first = n;
-            last = n;
-          }
-        }
-        centre = first < 0 ? 0.5 * s.duration : 0.5 * (s.t[first] + s.t[last]);
-      }
-      // Phase of the frequency offset's ramp: from the pulse start before
-      // 1.5, from its centre in 1.5.
-      const double ramp_origin = v15 ? centre : 0.0;
-      const bool selective = g.on_during(rf.delay_s, rf.delay_s + std::max(s.duration, 1e-12));
-      const bool split = options.split_all_pulses || (freq != 0.0 && !selective);
-      auto sample_value = [&](int n) {
-        const double ph = phase != nullptr ? kTwoPi * phase->values[n] : 0.0;
-        return std::polar(kTwoPi * rf.amplitude_hz * mag.values[n], ph);  // rad/s
-      };
-      std::complex<double> area = 0.0;
-      double power = 0.0;
-      for (int n = 0; n < mag.samples; ++n) {
-        area += sample_value(n) * s.w[n];
-        power += std::norm(sample_value(n)) * s.w[n];
-      }
-      PulseRecord record;
-      record.block = b.id;
-      record.time_s = now + rf.delay_s + centre;
-      record.flip_deg = std::abs(area) * kDegrees;
-      record.phase_deg = (event_phase + std::arg(area)) * kDegrees;
-      record.use = rf.use;
-      if (selective && !split) {
-        // The voxel sits in the slice of the first selective pulse; a later
-        // one reaches it as its small-tip profile at the voxel's offset says.
-        const Vec3 grad = g.gradient(rf.delay_s + centre);
-        const double g2 = detail::dot(grad, grad);
-        if (!have_slice && g2 > 0.0) {
-          slice_position = detail::scaled(freq / g2, grad);
-          report.slice_position_m = slice_position;
-          report.slice_normal = detail::scaled(1.0 / std::sqrt(g2), grad);
-          if (!slice_given) {
-            // The slice: the full width at half maximum of the small-tip
-            // profile over the slice-select gradient.
-            auto profile_at = [&](double offset) {
-              std::complex<double> sum = 0.0;
-              for (int n = 0; n < mag.samples; ++n) {
-                sum += sample_value(n) * s.w[n] *
-                       std::polar(1.0, -kTwoPi * offset * (s.t[n] - centre));
-              }
-              return std::abs(sum) / std::abs(area);
-            };
-            const double step = 0.05 / std::max(s.duration, 1e-9);
-            double below = 0.0;
-            for (double f = step; std::abs(area) > 0.0 && f < 800.0 * step; f += step) {
-              if (profile_at(f) < 0.5) {
-                below = f;
-                break;
-              }
-            }
-            if (below > 0.0) {
-              double lo = below - step, hi = below;
-              for (int i = 0; i < 40; ++i) {
-                const double mid = 0.5 * (lo + hi);
-                (profile_at(mid) < 0.5 ? hi : lo) = mid;
-              }
-              const double thickness = (lo + hi) / std::sqrt(g2);
-              int axis = 0;
-              for (int a = 1; a < 3; ++a) {
-                if (std::fabs(grad[a]) > std::fabs(grad[axis])) axis = a;
-              }
-              if (thickness > 0.0 && thickness < 0.1) {
-                report.voxel_size_m[axis] = thickness;
-                report.voxel_source += "; slice " + fixed(thickness * 1e3, 2) +
-                                       " mm: the first selective pulse's profile (FWHM)";
-              }
-            }
-          }
-          have_slice = true;
-        }
-        const double offset = detail::dot(grad, slice_position) - freq;
-        std::complex<double> shifted = 0.0;
-        for (int n = 0; n < mag.samples; ++n) {
-          shifted +=
-              sample_value(n) * s.w[n] * std::polar(1.0, -kTwoPi * offset * (s.t[n] - centre));
-        }
-        const double profile = std::abs(area) > 0.0 ? std::abs(shifted) / std::abs(area) : 1.0;
-        if (profile <= kProfileEdge) {
-          record.how = "misses the voxel: it excites a slice " + fixed(offset, 1) +
-                       " Hz away (profile there " + fixed(100 * profile, 2) + " %)";
-          ++report.missed_pulses;
-          report.pulses.push_back(record);
-          // Kept as a pulse of no flip: each repetition's moments are then
-          // judged on their own, as they are in the voxel's own slice.
-          reserve(b, 1);
-          TimedInstant in;
-          in.t = record.time_s;
-          in.block_index = int(bi);
-          in.event.kind = sequence::EventKind::pulse;
-          instants.push_back(in);
-          track.push_back({in.t, Role::none, b.id});
-          return;
-        }
-        if (profile < 1.0 - kProfileEdge) {
-          fail(b.id, b.id,
-               "the RF pulse (" + fixed(record.flip_deg, 1) +
-                   " deg) puts the voxel on the edge of "
-                   "its slice: its profile there is " +
-                   fixed(100 * profile, 1) + " % of the centre's (" + fixed(offset, 1) +
-                   " Hz off), a partial flip that one instantaneous rotation cannot represent");
-        }
-      }
-      if (split) {
-        reserve(b, mag.samples);
-        ++report.split_pulses;
-        record.how = "split into " + std::to_string(mag.samples) + " hard pulses (" +
-                     fixed(freq, 1) + " Hz off resonance)";
-        for (int n = 0; n < mag.samples; ++n) {
-          const std::complex<double> w1 = sample_value(n);
-          TimedInstant in;
-          in.t = now + rf.delay_s + s.t[n];
-          in.block_index = int(bi);
-          in.event.kind = sequence::EventKind::pulse;
-          in.event.flip_rad = std::abs(w1) * s.w[n];
-          in.event.phase_rad = event_phase + std::arg(w1) + kTwoPi * freq * (s.t[n] - ramp_origin);
-          in.event.rf_frequency_hz = selective ? 0.0 : freq;
-          in.event.saturation = single_precision_power(std::norm(w1) * s.w[n], b.id, fail);
-          instants.push_back(in);
-        }
-      } else {
-        reserve(b, 1);
-        record.how = selective ? "instant (slice-selective)" : "instant";
-        TimedInstant in;
-        in.t = record.time_s;
-        in.block_index = int(bi);
-        in.event.kind = sequence::EventKind::pulse;
-        in.event.flip_rad = std::abs(area);
-        in.event.phase_rad = event_phase + std::arg(area) +
-                             (selective ? kTwoPi * freq * (centre - ramp_origin) : 0.0);
-        in.event.saturation = single_precision_power(power, b.id, fail);
-        instants.push_back(in);
-        const bool refocuses =
-            rf.use == 'r' || rf.use == 'i' ||
-            (rf.use != 'e' && rf.use != 's' && std::abs(area) >= kRefocusingFlipRad);
-        track.push_back({in.t, refocuses ? Role::refocuses : Role::excites, b.id});
-      }
-      report.pulses.push_back(record);
-    };
-    if (b.rf != 0) handle_rf();
+    if (b.rf != 0) {
+      pulses[bi] = detail::analyse_pulse(file, b, g, options, fail);
+      latest = std::max(latest, pulses[bi]->rf->delay_s + pulses[bi]->sampling.duration);
+    }
     if (b.adc != 0) {
       const AdcEvent& adc = file.adc.at(b.adc);
       latest = std::max(latest, adc.delay_s + adc.samples * adc.dwell_s);
       const bool ppm = adc.phase_ppm != 0.0;
       const double phase =
           adc.phase_rad +
-          (ppm ? adc.phase_ppm * larmor_frequency_mhz(file, options, b.id, fail) : 0.0);
+          (ppm ? adc.phase_ppm * detail::larmor_frequency_mhz(file, options, b.id, fail) : 0.0);
       pending_adcs.push_back({bi, &adc, phase});
     }
     double duration = b.duration_s;
@@ -410,6 +233,121 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     starts.push_back(now);
     gradients.push_back(std::move(g));
     now += duration;
+  }
+
+  // The voxel's slice: that of the first selective excitation (a saturation
+  // band or a refocusing pulse before it does not place the voxel), else of
+  // the first selective pulse.
+  const detail::PulseAnalysis* reference_pulse = nullptr;
+  for (int pass = 0; pass < 2 && reference_pulse == nullptr; ++pass) {
+    for (const auto& p : pulses) {
+      if (p && p->selective && !split(*p) && detail::dot(p->gradient, p->gradient) > 0.0 &&
+          (pass == 1 || excites(*p))) {
+        reference_pulse = &*p;
+        break;
+      }
+    }
+  }
+  Vec3 slice_position{0, 0, 0};
+  if (reference_pulse != nullptr) {
+    const Vec3& grad = reference_pulse->gradient;
+    const double g2 = detail::dot(grad, grad);
+    slice_position = detail::scaled(reference_pulse->freq / g2, grad);
+    report.slice_position_m = slice_position;
+    report.slice_normal = detail::scaled(1.0 / std::sqrt(g2), grad);
+    if (!slice_given) {
+      // The slice: the full width at half maximum of the small-tip profile
+      // over the slice-select gradient.
+      const double thickness = reference_pulse->half_maximum_width() / std::sqrt(g2);
+      int axis = 0;
+      for (int a = 1; a < 3; ++a) {
+        if (std::fabs(grad[a]) > std::fabs(grad[axis])) axis = a;
+      }
+      if (thickness > 0.0 && thickness < 0.1) {
+        report.voxel_size_m[axis] = thickness;
+        report.voxel_source += "; slice " + fixed(thickness * 1e3, 2) +
+                               " mm: the first selective excitation's profile (FWHM)";
+      }
+    }
+  }
+
+  // Pulses: a selective one reaches the voxel as its small-tip profile at
+  // the voxel's offset says; off-resonant non-selective ones are split.
+  for (std::size_t bi = 0; bi < file.blocks.size(); ++bi) {
+    if (!pulses[bi]) continue;
+    const detail::PulseAnalysis& p = *pulses[bi];
+    const Block& b = file.blocks[bi];
+    const RfEvent& rf = *p.rf;
+    const detail::Sampling& s = p.sampling;
+    PulseRecord record;
+    record.block = b.id;
+    record.time_s = starts[bi] + rf.delay_s + p.centre;
+    record.flip_deg = std::abs(p.area) * kDegrees;
+    record.phase_deg = (p.event_phase + std::arg(p.area)) * kDegrees;
+    record.use = rf.use;
+    if (p.selective && !split(p)) {
+      const double offset = detail::dot(p.gradient, slice_position) - p.freq;
+      const double profile = p.profile_at(offset);
+      if (profile <= kProfileEdge) {
+        record.how = "misses the voxel: it excites a slice " + fixed(offset, 1) +
+                     " Hz away (profile there " + fixed(100 * profile, 2) + " %)";
+        ++report.missed_pulses;
+        report.pulses.push_back(record);
+        // Kept as a pulse of no flip: each repetition's moments are then
+        // judged on their own, as they are in the voxel's own slice.
+        reserve(b, 1);
+        TimedInstant in;
+        in.t = record.time_s;
+        in.block_index = int(bi);
+        in.event.kind = sequence::EventKind::pulse;
+        instants.push_back(in);
+        track.push_back({in.t, Role::none, b.id});
+        continue;
+      }
+      if (profile < 1.0 - kProfileEdge) {
+        fail(b.id, b.id,
+             "the RF pulse (" + fixed(record.flip_deg, 1) +
+                 " deg) puts the voxel on the edge of its slice: its profile there is " +
+                 fixed(100 * profile, 1) + " % of the centre's (" + fixed(offset, 1) +
+                 " Hz off), a partial flip that one instantaneous rotation cannot represent");
+      }
+    }
+    if (split(p)) {
+      reserve(b, p.mag->samples);
+      ++report.split_pulses;
+      record.how = "split into " + std::to_string(p.mag->samples) + " hard pulses (" +
+                   fixed(p.freq, 1) + " Hz off resonance)";
+      for (int n = 0; n < p.mag->samples; ++n) {
+        const std::complex<double> w1 = p.sample_value(n);
+        TimedInstant in;
+        in.t = starts[bi] + rf.delay_s + s.t[n];
+        in.block_index = int(bi);
+        in.event.kind = sequence::EventKind::pulse;
+        in.event.flip_rad = std::abs(w1) * s.w[n];
+        in.event.phase_rad =
+            p.event_phase + std::arg(w1) + kTwoPi * p.freq * (s.t[n] - p.ramp_origin);
+        in.event.rf_frequency_hz = p.selective ? 0.0 : p.freq;
+        in.event.saturation = single_precision_power(std::norm(w1) * s.w[n], b.id, fail);
+        instants.push_back(in);
+      }
+    } else {
+      reserve(b, 1);
+      record.how = p.selective ? "instant (slice-selective)" : "instant";
+      TimedInstant in;
+      in.t = record.time_s;
+      in.block_index = int(bi);
+      in.event.kind = sequence::EventKind::pulse;
+      in.event.flip_rad = std::abs(p.area);
+      in.event.phase_rad = p.event_phase + std::arg(p.area) +
+                           (p.selective ? kTwoPi * p.freq * (p.centre - p.ramp_origin) : 0.0);
+      in.event.saturation = single_precision_power(p.power, b.id, fail);
+      instants.push_back(in);
+      const char use = rf.use;
+      const bool refocuses = use == 'r' || use == 'i' ||
+                             (use != 'e' && use != 's' && std::abs(p.area) >= kRefocusingFlipRad);
+      track.push_back({in.t, refocuses ? Role::refocuses : Role::excites, b.id});
+    }
+    report.pulses.push_back(record);
   }
   report.duration_s = now;
 

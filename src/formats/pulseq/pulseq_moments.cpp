@@ -147,7 +147,8 @@ sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<do
   }
   std::size_t first_pulse = n;
   for (std::size_t k = 0; k < n && first_pulse == n; ++k) {
-    if (events[k].kind == sequence::EventKind::pulse) first_pulse = k;
+    // A pulse of no flip (one that misses the voxel) leaves it at equilibrium.
+    if (events[k].kind == sequence::EventKind::pulse && events[k].flip_rad > 0.0) first_pulse = k;
   }
   for (std::size_t k = 0; k < first_pulse; ++k) gaps[k] = {0, 0, 0};
 
