@@ -13,6 +13,7 @@
 #include "design/crlb.hpp"
 #include "design/spg.hpp"
 #include "formats/design_deck.hpp"
+#include "formats/temporary_files.hpp"
 #include "formats/text_file.hpp"
 #include "formats/tissue_source.hpp"
 
@@ -42,6 +43,7 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   const auto start = clock::now();
   formats::DesignDeck dd = formats::read_design_deck(args.deck);
   if (!args.output.empty()) dd.deck.output_path = args.output;
+  formats::refuse_output_over_inputs(dd.deck.output_path, dd.deck.input_files, "the output");
   if (args.iterations >= 0) dd.optimiser.max_iterations = args.iterations;
   const formats::LocalVoxels local = formats::load_local_tissue(dd.deck.tissue, comm, args.deck);
   dd.crlb.total_points = local.total;

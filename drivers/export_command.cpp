@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "formats/deck.hpp"
 #include "formats/pulseq/pulseq_writer.hpp"
+#include "formats/temporary_files.hpp"
 
 namespace larmor::drivers {
 
@@ -21,6 +22,7 @@ void add_export(CLI::App& app, ExportArgs& args) {
 
 int run_export(const ExportArgs& args, const parallel::Communicator& comm) {
   const formats::Deck deck = formats::read_deck(args.deck);
+  formats::refuse_output_over_inputs(args.output, deck.input_files, "the output");
   if (comm.is_root()) {
     formats::pulseq::WriteOptions options;
     options.crusher_moment_per_m = args.crusher_moment_per_m;

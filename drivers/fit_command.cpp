@@ -27,6 +27,7 @@
 #include "formats/fit_deck.hpp"
 #include "formats/hdf5_file.hpp"
 #include "formats/nifti_file.hpp"
+#include "formats/temporary_files.hpp"
 #include "formats/tissue_source.hpp"
 #include "parallel/partition.hpp"
 #include "phase_timer.hpp"
@@ -384,6 +385,12 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   formats::FitDeck fd = formats::read_fit_deck(args.deck);
   const std::string output = args.output.empty() ? fd.deck.output_path : args.output;
   if (output.empty()) throw std::invalid_argument(args.deck + ": no [output] path and no -o");
+  {
+    std::vector<std::string> inputs = fd.deck.input_files;
+    inputs.insert(inputs.end(), {fd.data_path, fd.mask_path, fd.model_path});
+    formats::refuse_output_over_inputs(output, inputs, "the output");
+    formats::refuse_output_over_inputs(fd.save_model_path, inputs, "the model to save");
+  }
 
   // Measured data: this rank's rows, and the known maps at its voxels.
   auto t0 = clock::now();

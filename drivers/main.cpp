@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
+#include "formats/temporary_files.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "phase_timer.hpp"
@@ -43,6 +44,8 @@ std::vector<std::string> kokkos_arguments(int argc, char** argv,
 
 int main(int argc, char** argv) {
   larmor::drivers::mark_process_start();
+  // Before anything is written: an interrupted run leaves no temporary file.
+  larmor::formats::remove_temporaries_on_interrupt();
   larmor::parallel::MpiSession mpi(&argc, &argv);
   larmor::parallel::Communicator world;
 

@@ -19,6 +19,7 @@
 #include "formats/deck.hpp"
 #include "formats/hdf5_file.hpp"
 #include "formats/nifti_file.hpp"
+#include "formats/temporary_files.hpp"
 #include "parallel/partition.hpp"
 #include "phantom/brain_phantom.hpp"
 #include "simulate/noise.hpp"
@@ -46,6 +47,7 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const formats::Deck deck = formats::read_deck(args.sequence_deck, {}, false);
+  formats::refuse_output_over_inputs(args.output, deck.input_files, "the output");
   const phantom::Volume volume = phantom::make_volume(args.voxels);
   const std::int64_t n = std::int64_t(volume.brain.size());
   const simulate::Simulator sim(deck.sequence, deck.simulation);

@@ -10,6 +10,7 @@
 #include "common/kokkos_compat.hpp"
 #include "formats/deck.hpp"
 #include "formats/signal_file.hpp"
+#include "formats/temporary_files.hpp"
 #include "formats/tissue_source.hpp"
 #include "phase_timer.hpp"
 #include "simulate/simulator.hpp"
@@ -51,6 +52,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   timer.add_phase("startup", "setup", seconds_since_process_start());
   formats::Deck deck = formats::read_deck(args.deck);
   if (!args.output.empty()) deck.output_path = args.output;
+  formats::refuse_output_over_inputs(deck.output_path, deck.input_files, "the output");
   if (args.orders > 0) deck.simulation.orders = args.orders;
   if (deck.last_samples > 0) {
     sequence::keep_last_samples(deck.sequence, deck.last_samples);

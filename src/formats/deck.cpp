@@ -37,11 +37,12 @@ sequence::Spoiler spoiler_of(const Section& s) {
 sequence::Description build_sequence(const std::string& builder, const Section& s,
                                      const fs::path& deck_dir,
                                      std::optional<sequence::MrfParams>& mrf,
-                                     std::string* report_text) {
+                                     std::string* report_text, std::vector<std::string>& inputs) {
   using namespace sequence;
   if (s.has("mrd")) {
     // The builder's parameters from an MRD file's XML header (docs/mrd.md).
     const fs::path file = deck_dir / s.string("mrd", "");
+    inputs.push_back(file.string());
     const int count = s.integer("count", 0, 0);
 #if LARMOR_HAVE_ISMRMRD
     try {
@@ -61,6 +62,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     const std::string name = s.string("file", "");
     if (name.empty()) s.fail("file", "is required: the .seq file to read");
     const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : deck_dir / name;
+    inputs.push_back(file.string());
     pulseq::TranslateOptions options;
     const std::string adc = s.string("adc", "echo_centre");
     if (adc == "every_sample") {
@@ -203,6 +205,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     if (schedule.empty()) s.fail("schedule", "is required: the CSV file of the train");
     const fs::path file =
         fs::path(schedule).is_absolute() ? fs::path(schedule) : deck_dir / schedule;
+    inputs.push_back(file.string());
     p.schedule = read_mrf_schedule_csv(file.string());
     p.nominal_flip_deg = s.number("nominal_flip_deg", p.nominal_flip_deg);
     p.base_tr_s = ms(s.positive("base_tr_ms", p.base_tr_s * 1e3));
@@ -466,7 +469,9 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
                     ": [sequence] needs a 'builder' key");
   }
   try {
-    deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf, &deck.sequence_report);
+    deck.input_files.push_back(path);
+    deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf, &deck.sequence_report,
+                                   deck.input_files);
     read_gradient_and_shims(deck.builder, seq, deck.sequence);
     read_slice_profiles(path, seq, deck.sequence);
     // The tables' own checks (sizes, waveform, shared positions), named by
@@ -484,6 +489,7 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
     throw DeckError(path + ": the [tissue] section is required");
   }
   if (tissue_table) deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
+  if (!deck.tissue.maps_path.empty()) deck.input_files.push_back(deck.tissue.maps_path);
 
   Section sim(path, "simulation", table_or_null(root, "simulation", path));
   deck.simulation.orders = sim.integer("orders", 0, 0);

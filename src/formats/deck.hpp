@@ -48,6 +48,9 @@ struct Deck {
   // What a Pulseq file translated to (its assumptions and warnings), for
   // rank 0 to print; empty for the builders.
   std::string sequence_report;
+  // Every file the deck reads (itself, a sequence file, a schedule, maps):
+  // no output may be one of them.
+  std::vector<std::string> input_files;
   TissueSpec tissue;
   simulate::Options simulation;
   // [simulation] steady_state: the fixed point of the sequence as one period.

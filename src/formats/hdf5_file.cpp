@@ -1,5 +1,7 @@
 #include "formats/hdf5_file.hpp"
 
+#include "formats/temporary_files.hpp"
+
 #include "formats/hdf5_detail.hpp"
 
 #include <fcntl.h>
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -105,8 +108,16 @@ H5Writer::H5Writer(std::string final_path, const parallel::Communicator& comm)
   silence_hdf5_errors();
   if (final_path_.empty()) throw std::invalid_argument("H5Writer: empty output path");
   // Rank 0's pid names the temporary file; every rank must use the same name.
-  if (comm_.is_root()) temp_path_ = final_path_ + ".tmp-" + std::to_string(::getpid());
+  if (comm_.is_root()) {
+    temp_path_ = final_path_ + ".tmp-" + std::to_string(::getpid());
+    for (const std::string& stale : remove_stale_temporaries(final_path_)) {
+      std::fprintf(stderr, "larmor: removed %s, left by an interrupted run\n", stale.c_str());
+    }
+  }
   comm_.broadcast(temp_path_);
+  // Every rank: whichever is interrupted removes it (an unlinked file stays
+  // open for the others, which are ended too).
+  register_temporary(temp_path_);
   bool ok = true;
   std::string error;
   try {
@@ -134,6 +145,7 @@ void H5Writer::discard() noexcept {
   // Rank 0 created the name, rank 0 removes it (another rank's pending close
   // does not matter: unlinking an open file is fine on POSIX filesystems).
   if (comm_.is_root()) std::remove(temp_path_.c_str());
+  release_temporary(temp_path_);
 }
 
 void H5Writer::require_usable(const char* operation) const {
@@ -410,6 +422,11 @@ void H5Writer::commit() {
   if (!ok)
     error = final_path_ + ": closing " + quoted(temp_path_) + " failed" + hdf5_error_detail();
   parallel::Consensus outcome = comm_.all_ok(ok, error);
+  // Fault injection (tests/faults): hold the finished temporary file for a
+  // while, so that a test can interrupt the run while it exists.
+  if (const char* pause = std::getenv("LARMOR_FAULT_PAUSE_BEFORE_RENAME_S")) {
+    ::usleep(static_cast<useconds_t>(std::clamp(std::atof(pause), 0.0, 60.0) * 1e6));
+  }
   // 2. Rank 0 pushes the bytes to stable storage, so the rename can never
   // expose a file whose data is still in flight, then renames (atomic).
   if (outcome.ok && comm_.is_root()) {
@@ -431,6 +448,7 @@ void H5Writer::commit() {
                              outcome.message);
   }
   committed_ = true;
+  release_temporary(temp_path_);
 }
 
 }  // namespace larmor::formats

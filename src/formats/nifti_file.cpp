@@ -1,5 +1,7 @@
 #include "formats/nifti_file.hpp"
 
+#include "formats/temporary_files.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -40,6 +42,12 @@ void write_atomically(const std::string& path, nifti_image* nim) {
                                .string();
   const bool compressed = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   const std::string temp_name = compressed ? temp + ".gz" : temp;
+  remove_stale_temporaries(path);
+  register_temporary(temp_name);
+  struct Release {
+    const std::string& name;
+    ~Release() { release_temporary(name); }
+  } release{temp_name};
   if (nifti_set_filenames(nim, temp_name.c_str(), 0, 1) != 0) {
     nim->data = nullptr;
     throw std::runtime_error(path + ": nifti2 refused the file name");

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# One fault-injection case (tests/faults/CMakeLists.txt): runs larmor the way a
+# user's mistake or an interruption would, then checks the exit status, the
+# message and that no file is left behind or overwritten.
+# Usage: fault_case.sh CASE LARMOR MPIEXEC SOURCE_DIR WORK_DIR
+set -u
+case_name=$1 larmor=$2 mpiexec=$3 src=$4 work=$5/$1
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 2
+grid=$src/tests/drivers/grid.toml
+fail() { echo "FAIL ($case_name): $*"; exit 1; }
+leftovers() { find "$work" -name '*.tmp-*' | head -5; }
+# Runs larmor in the background, signals it once the temporary file exists,
+# and returns its exit status in $status.
+interrupt_during_write() {
+  local sig=$1; shift
+  LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=20 "$@" > run.log 2>&1 &
+  local pid=$! waited=0
+  until [ -n "$(leftovers)" ] || [ $waited -ge 600 ]; do sleep 0.1; waited=$((waited + 1)); done
+  [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
+  kill -s "$sig" "$pid"
+  wait "$pid"; status=$?
+}
+
+case $case_name in
+  output_is_the_deck)
+    cp "$grid" deck.toml && before=$(md5sum < deck.toml)
+    "$larmor" simulate deck.toml -o deck.toml > run.log 2>&1 && fail "accepted"
+    grep -q "the output deck.toml is the run's input deck.toml" run.log || fail "$(cat run.log)"
+    [ "$(md5sum < deck.toml)" = "$before" ] || fail "the deck was changed"
+    ;;
+  output_is_the_deck_through_a_link)
+    cp "$grid" deck.toml && ln -s deck.toml alias.h5 && before=$(md5sum < deck.toml)
+    "$larmor" simulate deck.toml -o alias.h5 > run.log 2>&1 && fail "accepted"
+    grep -q "is the run's input" run.log || fail "$(cat run.log)"
+    [ "$(md5sum < deck.toml)" = "$before" ] || fail "the deck was changed"
+    ;;
+  output_is_the_maps_file)
+    "$larmor" simulate "$grid" -o maps.h5 --quiet > run.log 2>&1 || fail "setup: $(cat run.log)"
+    printf '[sequence]\nbuilder = "mese"\n[tissue]\nmaps = "maps.h5"\nt2_ms = "/tissue/t2_ms"\n' > maps.toml
+    before=$(md5sum < maps.h5)
+    "$larmor" simulate maps.toml -o maps.h5 > run.log 2>&1 && fail "accepted"
+    grep -q "is the run's input .*maps.h5" run.log || fail "$(cat run.log)"
+    [ "$(md5sum < maps.h5)" = "$before" ] || fail "the maps file was changed"
+    ;;
+  sigterm_during_write|sigint_during_write)
+    sig=TERM; [ "$case_name" = sigint_during_write ] && sig=INT
+    interrupt_during_write "$sig" "$larmor" simulate "$grid" -o result.h5 --quiet
+    want=143; [ "$sig" = INT ] && want=130
+    [ "$status" -eq "$want" ] || fail "exit status $status, wanted $want: $(cat run.log)"
+    [ -z "$(leftovers)" ] || fail "left $(leftovers)"
+    [ ! -e result.h5 ] || fail "an interrupted run left a result"
+    ;;
+  killed_rank_under_mpirun)
+    # One rank of three dies (SIGKILL: no handler runs in it); mpirun then
+    # ends the others with SIGTERM, and they remove the shared temporary file.
+    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=20 "$mpiexec" -np 3 --oversubscribe "$larmor" simulate \
+      "$grid" -o result.h5 --quiet > run.log 2>&1 &
+    runner=$!
+    for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
+    [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
+    rank=$(pgrep -n -f "$larmor simulate $grid") || fail "no rank found"
+    kill -KILL "$rank"
+    wait "$runner"; status=$?
+    [ "$status" -ne 0 ] || fail "mpirun reported success after a rank died"
+    for _ in $(seq 50); do [ -z "$(leftovers)" ] && break; sleep 0.2; done
+    [ -z "$(leftovers)" ] || fail "left $(leftovers)"
+    [ ! -e result.h5 ] || fail "a result was written without one of its ranks"
+    ;;
+  leftover_of_a_killed_run_is_removed)
+    # A temporary file whose process no longer exists, as kill -9 leaves one.
+    sleep 0 & dead=$!; wait $dead
+    echo partial > "result.h5.tmp-$dead"
+    "$larmor" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 || fail "$(cat run.log)"
+    grep -q "removed .*result.h5.tmp-$dead, left by an interrupted run" run.log || fail "$(cat run.log)"
+    [ -z "$(leftovers)" ] || fail "left $(leftovers)"
+    [ -s result.h5 ] || fail "no result"
+    ;;
+  full_file_system)
+    # A 64 KiB file system for the output: the write fails part way.
+    mkdir small
+    mount -t tmpfs -o size=64k tmpfs small 2> /dev/null || { echo "SKIP: cannot mount a tmpfs"; exit 77; }
+    trap 'umount "$work/small"' EXIT
+    # 3000 voxels x 32 samples: 768 KiB of signals.
+    printf '[sequence]\nbuilder = "mese"\n[tissue]\nt2_ms = { from = 10.0, to = 500.0, count = 100 }\nb1 = { from = 0.7, to = 1.3, count = 30 }\n' > big.toml
+    "$larmor" simulate big.toml -o small/result.h5 --quiet > run.log 2>&1
+    status=$?
+    [ "$status" -eq 1 ] || fail "exit status $status, wanted 1: $(cat run.log)"
+    grep -q "small/result.h5" run.log || fail "the message names no file: $(cat run.log)"
+    [ -z "$(ls -A small)" ] || fail "left $(ls -A small)"
+    ;;
+  *) fail "unknown case" ;;
+esac
+echo "PASS ($case_name)"
