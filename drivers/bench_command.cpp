@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
 #include "epg/adjoint.hpp"
@@ -28,8 +29,9 @@ void add_bench(CLI::App& app, BenchArgs& args) {
   CLI::App* cmd = app.add_subcommand("bench", "Time the fused kernel on the named workloads");
   cmd->add_option("-w,--workload", args.workloads, "mese, spgr3d, mrf (repeatable)");
   cmd->add_option("-s,--scale", args.scale, "Fraction of each workload's voxel count")
-      ->check(CLI::Range(1e-9, 1.0));
-  cmd->add_option("-n,--voxels", args.voxels, "Voxel count (overrides --scale)");
+      ->check(finite_number(0.0, false, 1.0, "a fraction of the workload, up to 1"));
+  cmd->add_option("-n,--voxels", args.voxels, "Voxel count (overrides --scale)")
+      ->check(whole_count(1ll << 40, "voxels"));
   cmd->add_option("-r,--repeats", args.repeats, "Timed repeats (best is reported)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("-m,--mode", args.mode,

@@ -7,12 +7,18 @@
 #include "formats/deck.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
+#include "tissue/tissue.hpp"
 
 namespace larmor::drivers {
 
 // Rank 0 prints what a Pulseq deck's file translated to (quiet: only its warnings).
 void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command);
+
+// Rank 0 warns, once per run, of valid but unlikely tissue values (T2 above
+// T1, B1 outside 0.3-2), counted over every rank's voxels.
+void warn_implausible(const tissue::Tissue& local, const parallel::Communicator& comm,
+                      const char* command);
 
 struct SimulateArgs {
   std::string deck;

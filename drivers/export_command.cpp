@@ -3,6 +3,7 @@
 // reads back to the same events. Rank 0 writes, atomically.
 #include <cstdio>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "formats/deck.hpp"
 #include "formats/pulseq/pulseq_writer.hpp"
@@ -17,7 +18,7 @@ void add_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("-o,--output", args.output, "The Pulseq file to write")->required();
   cmd->add_option("--crusher-moment", args.crusher_moment_per_m,
                   "Moment of one shift along z, 1/m (declared in the file)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.0, false, 1e9, "cycles per metre"));
 }
 
 int run_export(const ExportArgs& args, const parallel::Communicator& comm) {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "estimators/dictionary/dictionary.hpp"
 #include "estimators/nlls/nlls.hpp"
@@ -40,7 +41,7 @@ void add_fit(CLI::App& app, FitArgs& args) {
   cmd->add_option("-o,--output", args.output, "Maps file (overrides [output] path)");
   cmd->add_option("--truth-tolerance", args.truth_tolerance,
                   "Fail when the median relative error against truth maps in the data exceeds this")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.0, false, 1e6, "a relative error"));
   cmd->add_option("--score", args.score,
                   "Compare only these maps with the truth (repeatable; default: every map)");
   cmd->add_flag("--no-truth", args.no_truth,

@@ -4,6 +4,7 @@
 // reason it cannot be simulated. Rank 0 prints; nothing is written.
 #include <cstdio>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "formats/pulseq/pulseq_events.hpp"
 
@@ -17,10 +18,11 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
   cmd->add_option("--crusher-moment", args.crusher_moment_per_m,
                   "Declare the crusher moment x y z (1/m)")
       ->expected(3);
-  cmd->add_option("--b0", args.b0_t, "Main field (T) for ppm offsets")->check(CLI::PositiveNumber);
+  cmd->add_option("--b0", args.b0_t, "Main field (T) for ppm offsets")
+      ->check(finite_number(0.0, false, 30.0, "tesla"));
   cmd->add_flag("--every-sample", args.every_sample, "Keep every ADC sample");
   cmd->add_option("--rows", args.rows, "Pulses and ADCs listed (each; then a count)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_count(1 << 30, "rows"));
 }
 
 int run_inspect(const InspectArgs& args, const parallel::Communicator& comm) {

@@ -2,12 +2,14 @@
 // Kokkos (in that order), maps each rank to a GPU, and turns every error into
 // a message and a non-zero exit status.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
 #include "formats/temporary_files.hpp"
@@ -51,7 +53,14 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> kargs = kokkos_arguments(argc, argv, world);
   std::vector<char*> kargv;
-  for (auto& a : kargs) kargv.push_back(a.data());
+  // --help and -h are larmor's: Kokkos would print its own help first.
+  for (auto& a : kargs) {
+    if (a != "--help" && a != "-h") kargv.push_back(a.data());
+  }
+  // Kokkos warns on every run when OMP_PROC_BIND is unset; the OpenMP runtime
+  // read the environment before main, so unset means unbound, which "false"
+  // states (docs/building.md says how to bind threads for speed).
+  ::setenv("OMP_PROC_BIND", "false", 0);
   int kargc = static_cast<int>(kargv.size());
   kargv.push_back(nullptr);
   Kokkos::ScopeGuard kokkos(kargc, kargv.data());
@@ -80,6 +89,29 @@ int main(int argc, char** argv) {
   for (int i = argc - 1; i >= 1; --i) {
     const std::string a = argv[i];
     if (a.rfind("--kokkos-", 0) != 0) cli_args.push_back(a);
+  }
+  // A mistyped command gets a suggestion rather than "a subcommand is required".
+  if (!cli_args.empty()) {
+    const std::string& word = cli_args.back();  // cli_args is reversed
+    if (word.front() != '-' &&
+        app.get_subcommands([&](CLI::App* c) { return c->get_name() == word; }).empty()) {
+      std::string names, closest;
+      std::size_t best = 3;
+      for (const CLI::App* c : app.get_subcommands({})) {
+        names += (names.empty() ? "" : ", ") + c->get_name();
+        const std::size_t d = larmor::drivers::edit_distance(word, c->get_name());
+        if (d < best) {
+          best = d;
+          closest = c->get_name();
+        }
+      }
+      if (world.is_root()) {
+        std::fprintf(
+            stderr, "larmor: unknown command '%s'%s (commands: %s; larmor --help)\n", word.c_str(),
+            closest.empty() ? "" : ("; did you mean '" + closest + "'?").c_str(), names.c_str());
+      }
+      return 2;
+    }
   }
   try {
     app.parse(cli_args);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "formats/deck.hpp"
 #include "formats/hdf5_file.hpp"
@@ -36,7 +37,7 @@ void add_phantom(CLI::App& app, PhantomArgs& args) {
   cmd->add_option("--sequence", args.sequence_deck, "Deck whose [sequence] is simulated")
       ->required();
   cmd->add_option("--noise", args.noise, "Complex noise per channel, relative to M0 = 1")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0.0, true, 10.0, "noise relative to M0"));
   cmd->add_option("--seed", args.seed, "Noise seed");
   cmd->add_flag("--nifti", args.nifti,
                 "Also write NIfTI copies beside the HDF5: <stem>_signals.nii (4-D complex64), "

@@ -17,6 +17,23 @@
 
 namespace larmor::drivers {
 
+void warn_implausible(const tissue::Tissue& local, const parallel::Communicator& comm,
+                      const char* command) {
+  const tissue::Tissue::Implausible mine = local.count_implausible();
+  const std::int64_t t2 = comm.all_reduce_sum(mine.t2_above_t1);
+  const std::int64_t b1 = comm.all_reduce_sum(mine.b1_outside);
+  if (!comm.is_root()) return;
+  if (t2 > 0) {
+    std::fprintf(stderr, "%s: warning: %lld voxel(s) have T2 above T1, which tissue does not\n",
+                 command, static_cast<long long>(t2));
+  }
+  if (b1 > 0) {
+    std::fprintf(stderr,
+                 "%s: warning: %lld voxel(s) have B1 outside 0.3-2 (a scale of the nominal flip)\n",
+                 command, static_cast<long long>(b1));
+  }
+}
+
 void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command) {
   if (!comm.is_root() || deck.sequence_report.empty()) return;
@@ -73,6 +90,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
 
   simulate::Simulator simulator(deck.sequence, deck.simulation);
   formats::LocalVoxels voxels = formats::load_local_tissue(deck.tissue, comm, deck.path);
+  warn_implausible(voxels.tissue, comm, "larmor simulate");
   if (talk) {
     std::printf(
         "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders (%d "

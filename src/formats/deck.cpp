@@ -419,6 +419,7 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
 
 toml::table detail::parse_deck_file(const std::string& path) {
   if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
+  if (fs::is_directory(path)) throw DeckError(path + ": is a folder, not a deck file (TOML)");
   std::string text;
   try {
     text = read_toml_text(path);
@@ -481,6 +482,11 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
     throw;
   } catch (const std::exception& e) {
     throw DeckError(path + ": [sequence] " + e.what());
+  }
+  if (deck.sequence.sample_count() == 0) {
+    throw DeckError(path +
+                    ": [sequence] records no sample (it has no ADC event), so there is no "
+                    "signal to simulate or write");
   }
   seq.reject_unknown_keys();
 

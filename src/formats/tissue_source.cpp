@@ -1,5 +1,7 @@
 #include "formats/tissue_source.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -76,7 +78,23 @@ LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm
 
   std::vector<std::int64_t> selected;
   if (!spec.mask_dataset.empty()) {
-    selected = parallel::masked_indices(file.read_all_u8(spec.mask_dataset));
+    // Read as numbers, not bytes: a float mask of 0.5 is inside (nonzero),
+    // where a conversion to uint8 would have truncated it to 0.
+    const std::vector<float> mask = file.read_all_float(spec.mask_dataset);
+    std::vector<std::uint8_t> inside(mask.size());
+    for (std::size_t i = 0; i < mask.size(); ++i) {
+      if (!std::isfinite(mask[i])) {
+        throw std::invalid_argument(spec.maps_path + ": mask '" + spec.mask_dataset +
+                                    "' is not finite at voxel " + std::to_string(i) +
+                                    " (linear index)");
+      }
+      inside[i] = mask[i] != 0.0f ? 1 : 0;
+    }
+    selected = parallel::masked_indices(inside);
+    if (selected.empty()) {
+      throw std::invalid_argument(spec.maps_path + ": mask '" + spec.mask_dataset +
+                                  "' selects no voxel (every value is 0): nothing to simulate");
+    }
   } else {
     selected.resize(volume);
     for (std::uint64_t i = 0; i < volume; ++i) selected[i] = std::int64_t(i);
@@ -157,7 +175,7 @@ LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicat
   // Validation is local; agree on it so no rank walks on alone.
   std::string error;
   try {
-    out.tissue.validate(source);
+    out.tissue.validate(source, spec.mode == TissueSpec::Mode::maps ? &out.voxel_index : nullptr);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -101,8 +101,25 @@ PropertyValues& Tissue::operator[](Property p) {
 
 const PropertyValues& Tissue::operator[](Property p) const { return const_cast<Tissue&>(*this)[p]; }
 
-void Tissue::validate(const std::string& source) const {
+Tissue::Implausible Tissue::count_implausible() const {
+  Implausible out;
+  for (std::int64_t i = 0; i < voxels; ++i) {
+    if (t2_s.at(i) > t1_s.at(i)) ++out.t2_above_t1;
+    const float b = b1.at(i);
+    if (b < 0.3f || b > 2.0f) ++out.b1_outside;
+  }
+  return out;
+}
+
+void Tissue::validate(const std::string& source, const std::vector<std::int64_t>* names) const {
   if (voxels < 0) throw std::invalid_argument(source + ": negative voxel count");
+  // A voxel as the user knows it: its index in the volume where there is one.
+  auto voxel = [&](std::size_t i) {
+    if (names != nullptr && i < names->size()) {
+      return "voxel " + std::to_string((*names)[i]) + " of the volume (linear index)";
+    }
+    return "voxel " + std::to_string(i);
+  };
   for (Property p : all_properties) {
     const PropertyValues& v = (*this)[p];
     const PropertyInfo& row = info(p);
@@ -115,9 +132,9 @@ void Tissue::validate(const std::string& source) const {
       }
       for (std::size_t i = 0; i < v.map.size(); ++i) {
         if (!acceptable(row.range, v.map[i])) {
-          throw std::invalid_argument(
-              source + ": " + row.deck_name + " at voxel " + std::to_string(i) + " is " +
-              std::to_string(v.map[i] * scale) + "; it " + requirement(row.range));
+          throw std::invalid_argument(source + ": " + row.deck_name + " at " + voxel(i) + " is " +
+                                      std::to_string(v.map[i] * scale) + "; it " +
+                                      requirement(row.range));
         }
       }
     } else if (!acceptable(row.range, v.uniform)) {
@@ -138,8 +155,8 @@ void Tissue::validate(const std::string& source) const {
   }
   for (std::int64_t i = 0; i < voxels; ++i) {
     if (pool_fraction.at(i) + bound_fraction.at(i) >= 1.0f) {
-      throw std::invalid_argument(source + ": pool_fraction + bound_fraction at voxel " +
-                                  std::to_string(i) + " leaves no free water (must be below 1)");
+      throw std::invalid_argument(source + ": pool_fraction + bound_fraction at " + voxel(i) +
+                                  " leaves no free water (must be below 1)");
     }
     if (!pool_fraction.is_map() && !bound_fraction.is_map()) break;  // uniform: once
   }
@@ -151,10 +168,9 @@ void Tissue::validate(const std::string& source) const {
   }
   for (std::size_t i = 0; i < transmit.size(); ++i) {
     if (!std::isfinite(transmit[i].real()) || !std::isfinite(transmit[i].imag())) {
-      throw std::invalid_argument(
-          source + ": transmit field of channel " +
-          std::to_string(i % std::size_t(transmit_channels)) + " at voxel " +
-          std::to_string(i / std::size_t(transmit_channels)) + " is not finite");
+      throw std::invalid_argument(source + ": transmit field of channel " +
+                                  std::to_string(i % std::size_t(transmit_channels)) + " at " +
+                                  voxel(i / std::size_t(transmit_channels)) + " is not finite");
     }
   }
 }

@@ -105,7 +105,14 @@ struct Tissue {
   // share left; off-resonance, velocity and transmit fields finite; a second
   // pool's T1 and T2 given with its fraction), naming `source`, the property
   // and the first bad voxel.
-  void validate(const std::string& source) const;
+  // Voxels whose values are valid but unlikely in tissue, for warnings: T2
+  // above T1, or B1 outside 0.3-2.
+  struct Implausible {
+    std::int64_t t2_above_t1 = 0, b1_outside = 0;
+  };
+  Implausible count_implausible() const;
+  // `names`: the volume's linear index of each voxel, for messages.
+  void validate(const std::string& source, const std::vector<std::int64_t>* names = nullptr) const;
 
   // Voxels [begin, end) as a tissue of their own (uniform stays uniform).
   Tissue slice(std::int64_t begin, std::int64_t end) const;

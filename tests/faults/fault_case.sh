@@ -88,6 +88,45 @@ case $case_name in
     grep -q "small/result.h5" run.log || fail "the message names no file: $(cat run.log)"
     [ -z "$(ls -A small)" ] || fail "left $(ls -A small)"
     ;;
+  mistyped_command)
+    "$larmor" simulat "$grid" > run.log 2>&1; status=$?
+    [ "$status" -eq 2 ] || fail "exit status $status, wanted 2"
+    grep -q "unknown command 'simulat'; did you mean 'simulate'?" run.log || fail "$(cat run.log)"
+    ;;
+  help_is_larmors_alone)
+    "$larmor" --help > run.log 2>&1 || fail "$(cat run.log)"
+    grep -q "larmor: extended phase graph" run.log || fail "$(cat run.log)"
+    ! grep -qi "kokkos" run.log || fail "Kokkos' help is printed: $(head -3 run.log)"
+    env -u OMP_PROC_BIND "$larmor" simulate "$grid" -o quiet.h5 > run.log 2>&1 || fail "$(cat run.log)"
+    ! grep -q "OMP_PROC_BIND" run.log || fail "every run warns about OMP_PROC_BIND"
+    ;;
+  bad_numbers_on_the_command_line)
+    for args in "bench -n 0" "bench -n -5" "bench --scale nan" "phantom -o x.h5 --sequence $grid --noise 1e999"; do
+      "$larmor" $args > run.log 2>&1 && fail "accepted: $args"
+      grep -qE "must be|not a finite number" run.log || fail "$args: $(cat run.log)"
+      ! grep -q "179769" run.log || fail "$args prints the largest double: $(cat run.log)"
+    done
+    ;;
+  deck_is_a_folder)
+    mkdir folder.toml
+    "$larmor" simulate folder.toml > run.log 2>&1 && fail "accepted"
+    grep -q "folder.toml: is a folder, not a deck file" run.log || fail "$(cat run.log)"
+    ;;
+  sequence_without_samples)
+    # The shipped CPMG file with every ADC taken out of its blocks.
+    awk '/^\[/ { blocks = ($1 == "[BLOCKS]") } blocks && $1 ~ /^[0-9]+$/ { $7 = 0 } { print }' \
+      "$src/inputs/mese.seq" > noadc.seq
+    printf '[sequence]\nbuilder = "pulseq"\nfile = "noadc.seq"\n[tissue]\nt2_ms = 50.0\n' > nosamples.toml
+    "$larmor" simulate nosamples.toml -o none.h5 > run.log 2>&1 && fail "accepted"
+    grep -q "noadc.seq: blocks 1-[0-9]*: the file has no ADC" run.log || fail "$(cat run.log)"
+    [ ! -e none.h5 ] || fail "a result was written"
+    ;;
+  implausible_tissue_warns)
+    printf '[sequence]\nbuilder = "mese"\n[tissue]\nt1_ms = 100.0\nt2_ms = [50.0, 200.0]\nb1 = [0.2, 1.0]\n' > odd.toml
+    "$larmor" simulate odd.toml -o odd.h5 > run.log 2>&1 || fail "a warning stopped the run: $(cat run.log)"
+    grep -q "warning: 2 voxel(s) have T2 above T1" run.log || fail "$(cat run.log)"
+    grep -q "warning: 2 voxel(s) have B1 outside 0.3-2" run.log || fail "$(cat run.log)"
+    ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS ($case_name)"

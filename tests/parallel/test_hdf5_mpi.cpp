@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "formats/hdf5_file.hpp"
+#include "formats/tissue_source.hpp"
 #include "parallel/communicator.hpp"
 #include "parallel/partition.hpp"
 
@@ -392,6 +394,70 @@ TEST_F(Hdf5Mpi, ReaderConvertsStoredTypes) {
   EXPECT_EQ(reader.read_all_u8("/labels"), (std::vector<std::uint8_t>{1, 255, 0, 255}));
   EXPECT_EQ(reader.read_all_u8("/flags"), (std::vector<std::uint8_t>{1, 0, 0, 1}));
   EXPECT_EQ(reader.read_all_float("/flags"), (std::vector<float>{1, 0, 0, 1}));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- maps
+
+namespace {
+
+class MapsFromFile : public Hdf5Mpi {
+ protected:
+  // A 2 x 2 volume: masks of 0.5 and of 0 (float), and a T2 map with NaN
+  // at linear index 3.
+  std::string write_maps() const {
+    const std::string path = (dir_ / "maps.h5").string();
+    H5Writer w(path, comm_);
+    w.write_whole("/mask_half", {2, 2}, std::vector<float>(4, 0.5f));
+    w.write_whole("/mask_zero", {2, 2}, std::vector<float>(4, 0.0f));
+    w.write_whole("/t2_ms", {2, 2}, std::vector<float>{50.0f, 60.0f, 70.0f, NAN});
+    w.commit();
+    return path;
+  }
+  static larmor::formats::TissueSpec spec(const std::string& path, const std::string& mask) {
+    larmor::formats::TissueSpec s;
+    s.mode = larmor::formats::TissueSpec::Mode::maps;
+    s.maps_path = path;
+    s.mask_dataset = mask;
+    s.values[larmor::tissue::Property::t1] = {1000.0};
+    return s;
+  }
+  std::string error_of(const larmor::formats::TissueSpec& s) const {
+    try {
+      larmor::formats::load_local_tissue(s, comm_, "deck.toml");
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+TEST_F(MapsFromFile, FloatMaskOfAHalfSelectsEveryVoxel) {
+  const auto s = spec(write_maps(), "/mask_half");
+  EXPECT_EQ(larmor::formats::load_local_tissue(s, comm_, "deck.toml").total, 4);
+}
+
+TEST_F(MapsFromFile, EmptyMaskIsRefusedByName) {
+  const std::string error = error_of(spec(write_maps(), "/mask_zero"));
+  EXPECT_NE(error.find("mask '/mask_zero' selects no voxel"), std::string::npos) << error;
+}
+
+TEST_F(MapsFromFile, BadValueNamesTheVolumesIndex) {
+  // Masked to voxels 1-3 (the zero at 0 leaves them), the NaN is the third
+  // selected voxel but the volume's voxel 3.
+  const std::string path = write_maps();
+  {
+    H5Writer w((dir_ / "mask.h5").string(), comm_);
+    w.write_whole("/mask", {2, 2}, std::vector<float>{0.0f, 1.0f, 1.0f, 1.0f});
+    w.write_whole("/t2_ms", {2, 2}, std::vector<float>{50.0f, 60.0f, 70.0f, NAN});
+    w.commit();
+  }
+  auto s = spec((dir_ / "mask.h5").string(), "/mask");
+  s.map_datasets[larmor::tissue::Property::t2] = "/t2_ms";
+  const std::string error = error_of(s);
+  EXPECT_NE(error.find("t2_ms at voxel 3 of the volume"), std::string::npos) << error;
+  (void)path;
 }
 
 }  // namespace
