@@ -277,11 +277,49 @@ struct Measured {
 
 void check_index(const std::string& file, const std::vector<std::int64_t>& index,
                  std::int64_t volume) {
-  for (auto i : index) {
+  std::vector<std::int64_t> first_row(std::size_t(std::max<std::int64_t>(volume, 0)), -1);
+  for (std::size_t row = 0; row < index.size(); ++row) {
+    const std::int64_t i = index[row];
     if (i < 0 || i >= volume) {
-      throw std::invalid_argument(file + ": a voxel index lies outside the volume");
+      throw std::invalid_argument(file + ": voxel index " + std::to_string(i) + " (row " +
+                                  std::to_string(row) + ") lies outside the volume of " +
+                                  std::to_string(volume) + " voxels");
+    }
+    if (first_row[std::size_t(i)] >= 0) {
+      throw std::invalid_argument(file + ": voxel " + std::to_string(i) + " appears twice (rows " +
+                                  std::to_string(first_row[std::size_t(i)]) + " and " +
+                                  std::to_string(row) + "): each voxel has one row of signals");
+    }
+    first_row[std::size_t(i)] = std::int64_t(row);
+  }
+}
+
+// Non-finite or all-zero signals give no estimate that can be trusted (an
+// all-zero voxel fits to plausible-looking values): refused, naming the
+// first such voxel by the volume's index, on every rank alike.
+void check_signals(const std::string& file, const Measured& m, const parallel::Communicator& comm) {
+  std::string error;
+  std::int64_t bad = 0;
+  for (std::int64_t v = 0; v < m.mine.size(); ++v) {
+    bool finite = true, zero = true;
+    for (int k = 0; k < 2 * m.samples; ++k) {
+      const float x = m.signals[std::size_t(v * 2 * m.samples + k)];
+      finite = finite && std::isfinite(x);
+      zero = zero && x == 0.0f;
+    }
+    if (finite && !zero) continue;
+    if (bad++ == 0) {
+      error =
+          file + ": voxel " + std::to_string(m.index[std::size_t(m.mine.begin + v)]) +
+          " of the volume has " + (finite ? "all-zero" : "non-finite") +
+          " signals; no estimate of it can be trusted (leave it out of the voxel list or the mask)";
     }
   }
+  const std::int64_t total = comm.all_reduce_sum(bad);
+  if (total > 0 && !error.empty()) {
+    error += " (" + std::to_string(total) + " such voxel(s) in all)";
+  }
+  comm.throw_if_any_failed(bad == 0, error);
 }
 
 Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
@@ -349,6 +387,7 @@ Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
     }
   }
   check_index(fd.data_path, m.index, volume);
+  check_signals(fd.data_path, m, comm);
   for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
     const std::string& ds = fd.known_datasets[k];
     const char* name = tissue::deck_name(fd.perk.known[k].property);

@@ -129,6 +129,11 @@ FitDeck read_fit_deck(const std::string& path) {
     e.reject_unknown_keys();
     return out;
   }
+  if (const toml::node* t = root.get("tissue")) {
+    throw DeckError(path + ":" + std::to_string(t->source().begin.line) +
+                    ": [tissue] is read only by method = \"dictionary\" (its atoms); " +
+                    out.method + " takes its priors from [estimator]");
+  }
   auto& spec = out.perk;
   spec.latent = priors(e, "estimate", nullptr);
   spec.known = priors(e, "known", &out.known_datasets);

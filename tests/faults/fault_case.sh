@@ -127,6 +127,37 @@ case $case_name in
     grep -q "warning: 2 voxel(s) have T2 above T1" run.log || fail "$(cat run.log)"
     grep -q "warning: 2 voxel(s) have B1 outside 0.3-2" run.log || fail "$(cat run.log)"
     ;;
+  fit_nan_sample|fit_all_zero_voxel|fit_duplicate_voxel|fit_nan_model_weight|fit_deck_with_tissue)
+    # The damaged inputs come from make_bad_inputs (in the folder above).
+    data=good.h5 model="" tissue=""
+    case $case_name in
+      fit_nan_sample) data=bad_nan.h5; want="bad_nan.h5: voxel 2 of the volume has non-finite signals" ;;
+      fit_all_zero_voxel) data=bad_zero.h5; want="bad_zero.h5: voxel 1 of the volume has all-zero signals" ;;
+      fit_duplicate_voxel) data=bad_duplicate.h5; want="bad_duplicate.h5: voxel 3 appears twice \(rows 2 and 3\)" ;;
+      fit_nan_model_weight) model='model = "../bad_model.h5"'; want="bad_model.h5: the PERK model's /perk/weights is not finite at entry 1" ;;
+      fit_deck_with_tissue) tissue='[tissue]
+t2_ms = 50.0'; want="fit.toml:[0-9]+: \[tissue\] is read only by method = \"dictionary\"" ;;
+    esac
+    cat > fit.toml <<DECK
+[sequence]
+builder = "mese"
+echoes = 32
+[data]
+file = "../$data"
+[estimator]
+estimate = { t2_ms = { from = 20.0, to = 400.0, spacing = "log" } }
+known = { b1 = { from = 0.6, to = 1.4, map = "/b1" } }
+samples = 500
+features = 50
+$model
+$tissue
+[output]
+path = "maps.h5"
+DECK
+    "$larmor" fit fit.toml --no-truth > run.log 2>&1 && fail "accepted"
+    grep -qE "$want" run.log || fail "$(cat run.log)"
+    [ ! -e maps.h5 ] || fail "maps were written"
+    ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS ($case_name)"

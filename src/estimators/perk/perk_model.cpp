@@ -82,6 +82,22 @@ void check_sizes(const PerkModel& m, const std::string& where) {
       m.phases.size() != h || m.weights.size() != l * h || m.offsets.size() != l) {
     throw std::runtime_error(where + ": the PERK model's arrays do not match its sizes");
   }
+  // A non-finite coefficient makes every estimate non-finite: refuse it here.
+  const std::pair<const char*, const std::vector<float>*> arrays[] = {
+      {"frequencies", &m.frequencies},
+      {"phases", &m.phases},
+      {"weights", &m.weights},
+      {"offsets", &m.offsets}};
+  for (const auto& [name, values] : arrays) {
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      if (!std::isfinite((*values)[i])) {
+        throw std::runtime_error(where + ": the PERK model's /perk/" + name +
+                                 " is not finite at entry " + std::to_string(i) + " (" +
+                                 std::to_string((*values)[i]) +
+                                 "): the model is damaged; train it again");
+      }
+    }
+  }
 }
 
 }  // namespace
