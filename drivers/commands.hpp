@@ -15,6 +15,10 @@ namespace larmor::drivers {
 void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command);
 
+// Refuses, before anything is allocated, a grid run whose share of voxels
+// does not fit this rank's memory or whose result does not fit its disk.
+void check_capacity(const formats::Deck& deck, int samples, const parallel::Communicator& comm);
+
 // Rank 0 warns, once per run, of valid but unlikely tissue values (T2 above
 // T1, B1 outside 0.3-2), counted over every rank's voxels.
 void warn_implausible(const tissue::Tissue& local, const parallel::Communicator& comm,

@@ -12,6 +12,7 @@
 #include "cli_checks.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
+#include "formats/deck.hpp"
 #include "formats/temporary_files.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
@@ -130,11 +131,22 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("inspect")) status = larmor::drivers::run_inspect(inspect_args, world);
     if (app.got_subcommand("phantom")) status = larmor::drivers::run_phantom(phantom_args, world);
     if (app.got_subcommand("fit")) status = larmor::drivers::run_fit(fit_args, world);
+  } catch (const larmor::formats::DeckError& e) {
+    // Every rank reads the same deck and finds the same fault: one says it.
+    if (world.is_root()) std::fprintf(stderr, "larmor: error: %s\n", e.what());
+    status = 1;
   } catch (const std::exception& e) {
-    if (world.size() == 1) {
-      std::fprintf(stderr, "larmor: error: %s\n", e.what());
-    } else {
-      std::fprintf(stderr, "larmor (rank %d): error: %s\n", world.rank(), e.what());
+    std::string message = e.what();
+    // Errors the ranks agreed on ("rank N: ..." on every rank) are said once,
+    // by rank 0; a one-rank run drops the prefix.
+    const bool agreed = message.rfind("rank ", 0) == 0 && message.find(": ") != std::string::npos;
+    if (agreed && world.size() == 1) message = message.substr(message.find(": ") + 2);
+    if (!agreed || world.is_root()) {
+      if (world.size() == 1 || agreed) {
+        std::fprintf(stderr, "larmor: error: %s\n", message.c_str());
+      } else {
+        std::fprintf(stderr, "larmor (rank %d): error: %s\n", world.rank(), message.c_str());
+      }
     }
     status = 1;
   }

@@ -3,11 +3,13 @@
 // and the file is written collectively; its content does not depend on the
 // rank count.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
+#include "formats/capacity.hpp"
 #include "formats/deck.hpp"
 #include "formats/signal_file.hpp"
 #include "formats/temporary_files.hpp"
@@ -16,6 +18,34 @@
 #include "simulate/simulator.hpp"
 
 namespace larmor::drivers {
+
+// Before anything is allocated: this rank's tissue and signals against the
+// memory left, and the result file against its file system's free space.
+void check_capacity(const formats::Deck& deck, int samples, const parallel::Communicator& comm) {
+  const std::int64_t total = formats::grid_voxel_count(deck.tissue, deck.path);
+  if (total < 0) return;  // maps: the file bounds the count
+  const double local = std::ceil(double(total) / comm.size());
+  const double per_voxel = 8.0 * samples + 4.0 * double(deck.tissue.values.size()) + 8.0;
+  const std::string voxels =
+      std::to_string(total) + " voxels x " + std::to_string(samples) + " samples";
+  std::string error;
+  try {
+    formats::require_capacity(local * per_voxel, formats::available_memory_bytes(),
+                              deck.path + ": the tissue and signals of rank " +
+                                  std::to_string(comm.rank()) + "'s share of " + voxels,
+                              "of memory available",
+                              "use more ranks, fewer voxels or [output] last_samples");
+    if (comm.is_root()) {
+      formats::require_capacity(
+          double(total) * 8.0 * samples, formats::available_space_bytes(deck.output_path),
+          deck.path + ": the result's " + voxels, "free where " + deck.output_path + " goes",
+          "free space, write elsewhere (-o), or use [output] last_samples");
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  comm.throw_if_any_failed(error.empty(), error);
+}
 
 void warn_implausible(const tissue::Tissue& local, const parallel::Communicator& comm,
                       const char* command) {
@@ -89,6 +119,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   };
 
   simulate::Simulator simulator(deck.sequence, deck.simulation);
+  check_capacity(deck, simulator.samples(), comm);
   formats::LocalVoxels voxels = formats::load_local_tissue(deck.tissue, comm, deck.path);
   warn_implausible(voxels.tissue, comm, "larmor simulate");
   if (talk) {

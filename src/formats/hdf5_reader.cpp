@@ -1,5 +1,7 @@
 #include "formats/hdf5_file.hpp"
 
+#include <filesystem>
+
 #include <utility>
 
 #include "formats/hdf5_detail.hpp"
@@ -80,6 +82,18 @@ H5Reader::H5Reader(std::string path, const parallel::Communicator& comm) : path_
   } catch (const std::exception& e) {
     ok = false;
     error = e.what();
+    // The common causes in a user's words, the library's detail after them.
+    std::error_code ec;
+    if (!std::filesystem::exists(path_, ec)) {
+      error = path_ + ": no such file";
+    } else if (error.find("file signature not found") != std::string::npos) {
+      error = path_ + ": is not an HDF5 file (" + error.substr(error.find('[')) + ")";
+    } else if (error.find("truncated file") != std::string::npos) {
+      error = path_ +
+              ": is truncated: it ends before the size its header records, so it was cut "
+              "short while written or copied (" +
+              error.substr(error.find('[')) + ")";
+    }
   }
   comm.throw_if_any_failed(ok, error);
 }

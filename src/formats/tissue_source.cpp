@@ -163,6 +163,20 @@ void load_transmit(const TissueSpec& spec, const parallel::Communicator& comm, L
 
 }  // namespace
 
+std::int64_t grid_voxel_count(const TissueSpec& spec, const std::string& deck_path) {
+  if (spec.mode != TissueSpec::Mode::grid) return -1;
+  std::int64_t total = 1;
+  for (const auto& [p, values] : spec.values) {
+    if (total > std::numeric_limits<std::int64_t>::max() / std::int64_t(values.size())) {
+      throw std::invalid_argument(deck_path +
+                                  ": [tissue] the grid has more voxels than an int64 "
+                                  "counts (the product of its value counts)");
+    }
+    total *= std::int64_t(values.size());
+  }
+  return total;
+}
+
 LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicator& comm,
                               const std::string& deck_path) {
   LocalVoxels out = spec.mode == TissueSpec::Mode::grid ? load_grid(spec, comm, deck_path)

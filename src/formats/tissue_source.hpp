@@ -26,6 +26,11 @@ struct LocalVoxels {
   tissue::Tissue tissue;                    // this rank's voxels, SI units
 };
 
+// The voxels a grid deck asks for (every combination of its values), known
+// before anything is allocated; -1 for maps (the file decides). Throws when
+// the count is past what an int64 holds.
+std::int64_t grid_voxel_count(const TissueSpec& spec, const std::string& deck_path);
+
 LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicator& comm,
                               const std::string& deck_path);
 

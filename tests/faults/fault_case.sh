@@ -158,6 +158,30 @@ DECK
     grep -qE "$want" run.log || fail "$(cat run.log)"
     [ ! -e maps.h5 ] || fail "maps were written"
     ;;
+  grid_too_large_for_memory)
+    printf '[sequence]\nbuilder = "mese"\n[tissue]\nt1_ms = { from = 500.0, to = 3000.0, count = 1000 }\nt2_ms = { from = 10.0, to = 500.0, count = 1000 }\nb1 = { from = 0.5, to = 1.5, count = 1000 }\n' > huge.toml
+    start=$(date +%s)
+    "$larmor" simulate huge.toml -o huge.h5 > run.log 2>&1 && fail "accepted"
+    [ $(( $(date +%s) - start )) -lt 20 ] || fail "refused only after $(( $(date +%s) - start )) s"
+    grep -qE "1000000000 voxels x 32 samples need [0-9.]+ GB, more than the [0-9.]+ [GMT]B of memory available: use more ranks" run.log || fail "$(cat run.log)"
+    ;;
+  error_said_once_under_mpirun)
+    "$mpiexec" -np 3 --oversubscribe "$larmor" simulate "$src/tests/drivers/bad_tissue.toml" -o x.h5 > run.log 2>&1 && fail "accepted"
+    [ "$(grep -c 'error:' run.log)" -eq 1 ] || fail "said $(grep -c 'error:' run.log) times: $(grep error: run.log)"
+    mkdir -p sub && "$mpiexec" -np 3 --oversubscribe "$larmor" simulate sub > run.log 2>&1 && fail "accepted"
+    [ "$(grep -c 'error:' run.log)" -eq 1 ] || fail "a deck error was said $(grep -c 'error:' run.log) times"
+    ;;
+  maps_file_not_hdf5_or_truncated)
+    "$larmor" simulate "$grid" -o whole.h5 --quiet > run.log 2>&1 || fail "setup: $(cat run.log)"
+    head -c 3000 whole.h5 > cut.h5 && echo "not an HDF5 file" > text.h5
+    for f in cut text; do
+      printf '[sequence]\nbuilder = "mese"\n[tissue]\nmaps = "%s.h5"\nt2_ms = "/tissue/t2_ms"\n' $f > $f.toml
+      "$larmor" simulate $f.toml -o out.h5 > run.log 2>&1 && fail "accepted $f.h5"
+      [ "$(grep -c . run.log)" -eq 1 ] || fail "more than one line: $(cat run.log)"
+    done
+    grep -q "cut.h5: is truncated" <("$larmor" simulate cut.toml -o out.h5 2>&1) || fail "truncation not named"
+    grep -q "text.h5: is not an HDF5 file" <("$larmor" simulate text.toml -o out.h5 2>&1) || fail "not named"
+    ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS ($case_name)"
