@@ -15,6 +15,11 @@ namespace larmor::drivers {
 void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command);
 
+// Rank 0 warns once when off-resonance exceeds half the bandwidth of the
+// narrowest pulse of a Pulseq file (EPG's pulses are instantaneous).
+void warn_beyond_bandwidth(const sequence::Description& d, const tissue::Tissue& local,
+                           const parallel::Communicator& comm, const char* command);
+
 // Refuses, before anything is allocated, a grid run whose share of voxels
 // does not fit this rank's memory or whose result does not fit its disk.
 void check_capacity(const formats::Deck& deck, int samples, const parallel::Communicator& comm);

@@ -47,6 +47,24 @@ void check_capacity(const formats::Deck& deck, int samples, const parallel::Comm
   comm.throw_if_any_failed(error.empty(), error);
 }
 
+void warn_beyond_bandwidth(const sequence::Description& d, const tissue::Tissue& local,
+                           const parallel::Communicator& comm, const char* command) {
+  const auto it = d.parameters.find("rf_half_bandwidth_hz");
+  if (it == d.parameters.end()) return;  // ideal pulses: no bandwidth to leave
+  double largest = 0.0;
+  for (std::int64_t v = 0; v < local.voxels; ++v) {
+    largest = std::max(largest, double(std::fabs(local.df_hz.at(v))));
+  }
+  largest = comm.all_reduce_max(largest);
+  if (comm.is_root() && largest > it->second) {
+    std::fprintf(stderr,
+                 "%s: warning: off-resonance up to %.1f Hz exceeds half the bandwidth of the "
+                 "narrowest RF pulse (%.1f Hz): those voxels are rotated as at resonance, which "
+                 "the real pulse does not do\n",
+                 command, largest, it->second);
+  }
+}
+
 void warn_implausible(const tissue::Tissue& local, const parallel::Communicator& comm,
                       const char* command) {
   const tissue::Tissue::Implausible mine = local.count_implausible();
@@ -122,6 +140,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   check_capacity(deck, simulator.samples(), comm);
   formats::LocalVoxels voxels = formats::load_local_tissue(deck.tissue, comm, deck.path);
   warn_implausible(voxels.tissue, comm, "larmor simulate");
+  warn_beyond_bandwidth(deck.sequence, voxels.tissue, comm, "larmor simulate");
   if (talk) {
     std::printf(
         "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders (%d "

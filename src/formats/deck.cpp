@@ -97,6 +97,9 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       // The quantisation's moment is the one the description declares.
       const auto& u = report.crusher_moment;
       d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+      if (report.narrowest_half_bandwidth_hz > 0.0) {
+        d.parameters["rf_half_bandwidth_hz"] = report.narrowest_half_bandwidth_hz;
+      }
       return d;
     } catch (const pulseq::PulseqError& e) {
       s.fail("file", std::string("could not be translated: ") + e.what());

@@ -126,6 +126,12 @@ case $case_name in
     "$larmor" simulate odd.toml -o odd.h5 > run.log 2>&1 || fail "a warning stopped the run: $(cat run.log)"
     grep -q "warning: 2 voxel(s) have T2 above T1" run.log || fail "$(cat run.log)"
     grep -q "warning: 2 voxel(s) have B1 outside 0.3-2" run.log || fail "$(cat run.log)"
+    # The shipped file's 20 us hard pulses have a half bandwidth near 30 kHz.
+    printf '[sequence]\nbuilder = "pulseq"\nfile = "%s"\n[tissue]\nt2_ms = 50.0\noff_resonance_hz = [0.0, 50000.0]\n' \
+      "$src/inputs/mese.seq" > offres.toml
+    "$larmor" simulate offres.toml -o offres.h5 > run.log 2>&1 || fail "$(cat run.log)"
+    grep -q "warning: off-resonance up to 50000.0 Hz exceeds half the bandwidth of the narrowest RF pulse" run.log || fail "$(cat run.log)"
+    [ "$(grep -c 'off-resonance up to' run.log)" -eq 1 ] || fail "warned more than once"
     ;;
   fit_nan_sample|fit_all_zero_voxel|fit_duplicate_voxel|fit_nan_model_weight|fit_deck_with_tissue)
     # The damaged inputs come from make_bad_inputs (in the folder above).

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "formats/pulseq/pulseq_detail.hpp"
 
@@ -271,6 +273,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     }
   }
 
+  std::map<std::tuple<int, int, int>, double> half_widths;
   // Pulses: a selective one reaches the voxel as its small-tip profile at
   // the voxel's offset says; off-resonant non-selective ones are split.
   for (std::size_t bi = 0; bi < file.blocks.size(); ++bi) {
@@ -332,6 +335,15 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       }
     } else {
       reserve(b, 1);
+      // Pulses of one shape share a bandwidth: measured once per shape.
+      const auto key = std::make_tuple(rf.mag_shape, rf.phase_shape, rf.time_shape);
+      auto width = half_widths.find(key);
+      if (width == half_widths.end())
+        width = half_widths.emplace(key, 0.5 * p.half_maximum_width()).first;
+      if (width->second > 0.0 && (report.narrowest_half_bandwidth_hz == 0.0 ||
+                                  width->second < report.narrowest_half_bandwidth_hz)) {
+        report.narrowest_half_bandwidth_hz = width->second;
+      }
       record.how = p.selective ? "instant (slice-selective)" : "instant";
       TimedInstant in;
       in.t = record.time_s;

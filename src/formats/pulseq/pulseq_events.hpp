@@ -87,6 +87,9 @@ struct TranslationReport {
   int encoding_axes_dropped = 0;             // (pulse-to-pulse span, axis) pairs
   int shifted_gaps = 0, in_phase_gaps = 0, spoiled_gaps = 0;
   double largest_residual_turns = 0.0;  // the largest moment rounded away, across the voxel
+  // Half the half-maximum width of the narrowest pulse that acts as one
+  // rotation [Hz]: off-resonance beyond it is not rotated as EPG assumes.
+  double narrowest_half_bandwidth_hz = 0.0;
   int split_pulses = 0, missed_pulses = 0, dropped_adcs = 0;
   std::vector<PulseRecord> pulses;
   std::vector<AdcRecord> adcs;
