@@ -101,7 +101,8 @@ case $case_name in
     ! grep -q "OMP_PROC_BIND" run.log || fail "every run warns about OMP_PROC_BIND"
     ;;
   bad_numbers_on_the_command_line)
-    for args in "bench -n 0" "bench -n -5" "bench --scale nan" "phantom -o x.h5 --sequence $grid --noise 1e999"; do
+    for args in "bench -n 0" "bench -n -5" "bench --scale nan" "phantom -o x.h5 --sequence $grid --noise 1e999" \
+                "fit $grid --truth-tolerance -1" "export $grid -o x.seq --crusher-moment inf"; do
       "$larmor" $args > run.log 2>&1 && fail "accepted: $args"
       grep -qE "must be|not a finite number" run.log || fail "$args: $(cat run.log)"
       ! grep -q "179769" run.log || fail "$args prints the largest double: $(cat run.log)"
