@@ -53,12 +53,14 @@ case $case_name in
   killed_rank_under_mpirun)
     # One rank of three dies (SIGKILL: no handler runs in it); mpirun then
     # ends the others with SIGTERM, and they remove the shared temporary file.
+    # The output's absolute path singles out this case's ranks among other
+    # tests running at the same time.
     LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=20 "$mpiexec" -np 3 --oversubscribe "$larmor" simulate \
-      "$grid" -o result.h5 --quiet > run.log 2>&1 &
+      "$grid" -o "$work/result.h5" --quiet > run.log 2>&1 &
     runner=$!
     for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
     [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
-    rank=$(pgrep -n -f "$larmor simulate $grid") || fail "no rank found"
+    rank=$(pgrep -n -f "simulate $grid -o $work/result.h5") || fail "no rank found"
     kill -KILL "$rank"
     wait "$runner"; status=$?
     [ "$status" -ne 0 ] || fail "mpirun reported success after a rank died"
