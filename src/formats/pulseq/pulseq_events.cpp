@@ -376,10 +376,10 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   // ADCs: the sample at the k-space centre. k is the moment since the last
   // excitation, reversed by each refocusing pulse (the echo's own pathway).
   std::vector<Vec3> track_moment;
+  std::size_t track_block = 0;  // the pulses come in time order
   for (const PulseTrack& p : track) {
-    std::size_t bi = 0;
-    while (bi + 1 < starts.size() && starts[bi + 1] <= p.t) ++bi;
-    track_moment.push_back(moment_at(bi, p.t));
+    while (track_block + 1 < starts.size() && starts[track_block + 1] <= p.t) ++track_block;
+    track_moment.push_back(moment_at(track_block, p.t));
   }
   std::size_t next_pulse = 0;
   Vec3 base_k{0, 0, 0}, base_m{0, 0, 0};
@@ -419,6 +419,9 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     int echo = adc.samples / 2;
     const bool readout =
         gradients[p.block_index].on_during(adc.delay_s, adc.delay_s + adc.samples * adc.dwell_s);
+    // What the readout sweeps from its first sample to its last.
+    const Vec3 swept = detail::minus(moment_at(p.block_index, time_of(adc.samples - 1)),
+                                     moment_at(p.block_index, time_of(0)));
     if (other_slice != 0) {
       record.how = "dropped: it follows the excitation of another slice (block " +
                    std::to_string(other_slice) + "), whose signal it records";
@@ -436,14 +439,11 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       const Vec3 span_end = next_pulse < track.size() ? track_moment[next_pulse]
                                                       : block_start_moment[file.blocks.size()];
       const Vec3 net = detail::minus(span_end, base_m);
-      const Vec3 across_readout = detail::minus(moment_at(p.block_index, time_of(adc.samples - 1)),
-                                                moment_at(p.block_index, time_of(0)));
-      record.swept_per_m = across_readout;
+      record.swept_per_m = swept;
       Vec3 keep{1, 1, 1};
       for (int a = 0; a < 3; ++a) {
         const double d = report.voxel_size_m[a];
-        if (std::fabs(net[a]) * d <= in_phase_turns &&
-            std::fabs(across_readout[a]) * d <= in_phase_turns) {
+        if (std::fabs(net[a]) * d <= in_phase_turns && std::fabs(swept[a]) * d <= in_phase_turns) {
           keep[a] = 0.0;
         }
       }
@@ -478,8 +478,6 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     const int echo_index = int(instants.size()) + (every ? echo : 0);
     Vec3 readout_axes{0, 0, 0};
     if (readout) {
-      const Vec3 swept = detail::minus(moment_at(p.block_index, time_of(adc.samples - 1)),
-                                       moment_at(p.block_index, time_of(0)));
       for (int a = 0; a < 3; ++a) {
         readout_axes[a] = std::fabs(swept[a]) * report.voxel_size_m[a] > in_phase_turns ? 1.0 : 0.0;
       }
