@@ -92,7 +92,7 @@ void declare_terms(const std::string& terms, sequence::Description& d, tissue::T
         t.df_hz.map[i] = float(-50.0 + 100.0 * fraction(i, 0.4142135623730951));
     } else if (name == "diffusion" || name == "flow") {
       d.crusher.moment_per_m = 1000.0;
-      d.crusher.duration_s = 1e-3;
+      sequence::place_lobes_within_timing(d, 1e-3);
       auto& values = name == "diffusion" ? t.adc_m2_s.map : t.velocity_m_s.map;
       values.resize(n);
       for (std::size_t i = 0; i < n; ++i) {

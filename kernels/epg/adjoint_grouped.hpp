@@ -180,7 +180,7 @@ struct GroupedAdjointKernel {
     if (rec.duration > 0.0f) {
       const Evolution<Real> ev[1] = {adjoint_detail::evolution_of(rec, t)};
       s.evolve(live, ev, t.precess, spoil);
-      if (d.transport) transport_interval(s, t, rec.duration, live, false);
+      if (d.transport) transport_interval(s, t, free_duration_of(rec, d.lobe_s), live, false);
     } else if (spoil) {
       s.spoil();
     }
@@ -279,8 +279,8 @@ struct GroupedAdjointKernel {
     Real seq_flip(0.0f), seq_phase(0.0f), seq_duration(0.0f);
     if (rec.duration > 0.0f) {
       Real ge[4] = {};
-      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, d.transport, here, order_zero,
-                              ge);
+      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, d.transport, d.lobe_s, here,
+                              order_zero, ge);
       g.tissue[tissue_direction::t1] += ge[0] * -(t.inv_t1 * t.inv_t1);
       g.tissue[tissue_direction::t2] += ge[1] * -(t.inv_t2 * t.inv_t2);
       g.tissue[tissue_direction::df] += ge[2];
@@ -292,8 +292,8 @@ struct GroupedAdjointKernel {
     if (kind == abi::EventKind::pulse) {
       Real gr[2] = {};
       block_reverse_rotation(s1, lam, rot, axis, here, gr);
-      g.tissue[tissue_direction::b1] += gr[0] * (rec.flip * axis.gain);
-      seq_flip = gr[0] * t.b1 * axis.gain;
+      g.tissue[tissue_direction::b1] += gr[0] * adjoint_detail::flip_per_b1(rec, axis.gain);
+      seq_flip = gr[0] * pulse_b1(rec, t.b1) * axis.gain;
       seq_phase = gr[1];
     } else if (kind == abi::EventKind::adc && order_zero) {
       const float w_re = active ? cotangents(v, rec.output_index, 0) : 0.0f;
@@ -320,9 +320,9 @@ struct GroupedAdjointKernel {
   // this thread's share of the sums (the recovery term only where order 0 is).
   static KOKKOS_INLINE_FUNCTION void block_reverse_evolution(
       const Block& s, Block& lam, const Evolution<Real>& ev, const EventRecord& rec,
-      const Tissue& t, bool transport, int here, bool order_zero, Real (&g)[4]) {
+      const Tissue& t, bool transport, float lobe_s, int here, bool order_zero, Real (&g)[4]) {
     if (transport) {  // as reverse_evolution: back through the factors first
-      transport_interval(lam, t, rec.duration, lam.first_order + here, true);
+      transport_interval(lam, t, free_duration_of(rec, lobe_s), lam.first_order + here, true);
     }
     adjoint_detail::TransportSums<Real> sums;
     Real a(0.0f), b(0.0f), z(0.0f);

@@ -253,7 +253,10 @@ KOKKOS_INLINE_FUNCTION void apply_event(PlainState<K, Real>& s, const EventRecor
       evolve_transverse(ev, s.fp_re[k], s.fp_im[k], s.fm_re[k], s.fm_im[k]);
       evolve_longitudinal(ev, k == 0, s.z_re[k], s.z_im[k]);
     }
-    if (d.transport) s.transport(live, {interval_walk(x.transport, rec.duration, 0), {}, {}}, true);
+    if (d.transport) {
+      s.transport(live, {interval_walk(x.transport, free_duration_of(rec, d.lobe_s), 0), {}, {}},
+                  true);
+    }
   }
 }
 
@@ -361,11 +364,14 @@ template <int K, class Real>
 KOKKOS_INLINE_FUNCTION void reverse_evolution(const PlainState<K, Real>& s,
                                               PlainState<K, Real>& lam, const Evolution<Real>& ev,
                                               const EventRecord& rec, const VoxelTissue<Real>& x,
-                                              bool transport, int live, Real (&g)[4]) {
+                                              bool transport, float lobe_s, int live,
+                                              Real (&g)[4]) {
   // X' = g E X: the adjoint goes back through g first, and then pairs with
-  // E X exactly as without the terms.
+  // E X exactly as without the terms. g acts over the duration less the lobes
+  // inside it, whose derivative along the duration is the same.
   if (transport) {
-    lam.transport(live, {interval_walk(x.transport, rec.duration, 0).conjugate(), {}, {}}, true);
+    const float free_s = free_duration_of(rec, lobe_s);
+    lam.transport(live, {interval_walk(x.transport, free_s, 0).conjugate(), {}, {}}, true);
   }
   TransportSums<Real> sums;
   Real a(0.0f), b(0.0f), z(0.0f);
@@ -519,7 +525,7 @@ struct AdjointKernel {
 
     if (rec.duration > 0.0f) {
       Real ge[4] = {};
-      reverse_evolution(s, lam, evolution_of(rec, x), rec, x, d.transport, live, ge);
+      reverse_evolution(s, lam, evolution_of(rec, x), rec, x, d.transport, d.lobe_s, live, ge);
       g.tissue[tissue_direction::t1] += ge[0] * -(x.inv_t1 * x.inv_t1);
       g.tissue[tissue_direction::t2] += ge[1] * -(x.inv_t2 * x.inv_t2);
       g.tissue[tissue_direction::df] += ge[2];
@@ -535,8 +541,8 @@ struct AdjointKernel {
         if (pulse.shaped) slope = shaped_pulse_slope<Real>(rec, d, x, pulse.axis);
       }
       reverse_rotation<Shaped>(s1, lam, pulse, slope, live, gr);
-      g.tissue[tissue_direction::b1] += gr[0] * (rec.flip * pulse.axis.gain);
-      seq_flip = gr[0] * x.b1 * pulse.axis.gain;
+      g.tissue[tissue_direction::b1] += gr[0] * flip_per_b1(rec, pulse.axis.gain);
+      seq_flip = gr[0] * pulse_b1(rec, x.b1) * pulse.axis.gain;
       seq_phase = gr[1];
     } else if (kind == abi::EventKind::adc) {
       // The sample y = M0 q with q = F+_0 e^{-i phase}, and the loss Re conj(w) y:

@@ -22,7 +22,7 @@ template <class Tissue>
 KOKKOS_INLINE_FUNCTION auto rotation_of(const EventRecord& rec, const PulseAxis& axis,
                                         const Tissue& x) {
   using Real = std::decay_t<decltype(x.b1)>;
-  return make_rotation(make_flip(Real(rec.flip * axis.gain) * x.b1),
+  return make_rotation(make_flip(Real(rec.flip * axis.gain) * pulse_b1(rec, x.b1)),
                        make_phase(Real(axis.cos_phase), Real(axis.sin_phase)));
 }
 
@@ -74,12 +74,18 @@ struct ReversePulse {
   Real c2_im = Real(0.0f);
 };
 
-// The effective flip a = flip x gain x B1 of a pulse for a voxel (`x`: its b1).
+// The effective flip a = flip x gain x B1 of a pulse for a voxel (`x`: its
+// b1; a b1_fixed pulse takes B1 = 1).
 template <class Tissue>
 KOKKOS_INLINE_FUNCTION auto effective_flip(const EventRecord& rec, const PulseAxis& axis,
                                            const Tissue& x) {
   using Real = std::decay_t<decltype(x.b1)>;
-  return Real(rec.flip * axis.gain) * x.b1;
+  return Real(rec.flip * axis.gain) * pulse_b1(rec, x.b1);
+}
+
+// da/dB1 of that flip: 0 for a b1_fixed pulse.
+KOKKOS_INLINE_FUNCTION float flip_per_b1(const EventRecord& rec, float gain) {
+  return follows_b1(rec) ? rec.flip * gain : 0.0f;
 }
 
 // `d` gives the transmit field, the slice tables and the voxel's slice

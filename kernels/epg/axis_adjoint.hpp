@@ -457,8 +457,8 @@ struct AxisAdjointKernel {
       const float gain = adjoint_detail::pulse_axis(rec, TransmitField{}).gain;
       LARMOR_UNROLL
       for (int k = 0; k < L; ++k) {
-        g[tissue_direction::b1][k] += da[k] * (rec.flip * gain);
-        seq_flip[k] = da[k] * at.tissue[k].b1 * gain;
+        g[tissue_direction::b1][k] += da[k] * adjoint_detail::flip_per_b1(rec, gain);
+        seq_flip[k] = da[k] * pulse_b1(rec, at.tissue[k].b1) * gain;
         seq_phase[k] = dp[k];
       }
     } else if (kind == abi::EventKind::adc && order_zero) {

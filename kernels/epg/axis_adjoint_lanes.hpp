@@ -101,6 +101,7 @@ struct LaneCoefficients {
 template <int L>
 struct LaneCoefficients<L, true> {
   float flip = NAN, cos_phase = NAN, sin_phase = NAN;
+  bool scaled = true;
   LaneAxisRotations<L> rotation;
   float duration[2] = {NAN, NAN};
   LaneRelaxations<L> relaxation[2];
@@ -108,8 +109,10 @@ struct LaneCoefficients<L, true> {
 
   const LaneAxisRotations<L>& rotations(const EventRecord& rec,
                                         const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
-    if (rec.flip != flip || rec.cos_phase != cos_phase || rec.sin_phase != sin_phase) {
+    if (rec.flip != flip || rec.cos_phase != cos_phase || rec.sin_phase != sin_phase ||
+        follows_b1(rec) != scaled) {
       rotation = lane_rotations(rec, tissue);
+      scaled = follows_b1(rec);
       flip = rec.flip;
       cos_phase = rec.cos_phase;
       sin_phase = rec.sin_phase;

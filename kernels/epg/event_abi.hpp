@@ -13,7 +13,8 @@ namespace larmor::abi {
 // carried by the action bits below.
 enum class EventKind : std::uint8_t {
   wait = 0,   // free evolution only
-  pulse = 1,  // instantaneous RF rotation by flip * B1 about the axis at `phase`
+  pulse = 1,  // instantaneous RF rotation by flip * B1 (flip alone with
+              // action::b1_fixed) about the axis at `phase`
   adc = 2,    // record F+_0 (times M0, demodulated by `phase`) into output_index
 };
 
@@ -25,7 +26,11 @@ inline constexpr std::uint32_t crush_after = 1u << 1;   // shift after the insta
 inline constexpr std::uint32_t shift_after = 1u << 2;   // shift after a readout
 inline constexpr std::uint32_t spoil_after = 1u << 3;   // ideal spoiling: F+- = 0
 inline constexpr std::uint32_t echo_centre = 1u << 4;   // marks an ADC at an echo
-inline constexpr std::uint32_t all_bits = (1u << 5) - 1u;
+// A pulse whose flip is the nominal one in every voxel: the transmit field
+// (B1) does not scale it (an inversion modelled as ideal, say), so it adds
+// nothing to dS/dB1.
+inline constexpr std::uint32_t b1_fixed = 1u << 5;
+inline constexpr std::uint32_t all_bits = (1u << 6) - 1u;
 }  // namespace action
 
 // The ten arrays, in ABI order. Units are SI: seconds, radians, hertz.
@@ -72,6 +77,13 @@ struct PackedEventsRef {
 //   4. spoil_after: transverse states set to zero
 //   5. free evolution for `duration`: T2 decay of F, T1 decay and recovery of
 //      Z, off-resonance precession F+ *= exp(+i 2 pi df t), F- *= exp(-i ...)
+// `duration` is the time from this event's instant to the next one's. A
+// declared crusher lobe (of the description's lobe duration) takes time inside
+// it: the event's crush_after and shift_after lobes at its start, the next
+// event's crush_before lobe at its end. Relaxation and precession act on every
+// order alike, so they commute with the shifts and run over the whole
+// duration; diffusion and flow do not, and take each lobe's own factor at its
+// shift and the interval factor over the rest.
 inline constexpr int shifts_of(std::uint32_t a) {
   return int((a & action::crush_before) != 0) + int((a & action::crush_after) != 0) +
          int((a & action::shift_after) != 0);

@@ -238,6 +238,7 @@ struct ForwardKernel {
       slot_a[l] = slot_b[l] = {Real(1.0f), Real(1.0f), Real(1.0f), Real(0.0f), Real(0.0f)};
     bool have_flip = false;
     float current_flip = 0.0f;
+    bool current_scaled = true;
     FlipFactors<Real> flip[Lanes];
     // A transmit array: the shim of the cached flips and each lane's phase.
     const bool transmit = Declared && tissue.transmit.channels > 0;
@@ -277,21 +278,25 @@ struct ForwardKernel {
           slice_selective_pulse(rec, lane, state, live);
         } else if (kind == abi::EventKind::pulse) {
           // Trains repeat their flip angles: the sine and cosine of flip x B1
-          // are taken again only when the nominal flip (or the shim) changes.
+          // are taken again only when the nominal flip (or the shim, or
+          // whether B1 scales it) changes.
           const int shim = transmit ? shim_of(rec) : 0;
-          if (!have_flip || rec.flip != current_flip || shim != current_shim) {
+          const bool scaled = follows_b1(rec);
+          if (!have_flip || rec.flip != current_flip || shim != current_shim ||
+              scaled != current_scaled) {
             have_flip = true;
             current_flip = rec.flip;
             current_shim = shim;
+            current_scaled = scaled;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
               if (transmit) {
                 const TransmitField f = tissue.transmit.field(lane.source(l), shim);
-                flip[l] = make_flip(Real(rec.flip * f.gain) * lane.b1[l]);
+                flip[l] = make_flip(Real(rec.flip * f.gain) * pulse_b1(rec, lane.b1[l]));
                 transmit_cos[l] = f.cos_phase;
                 transmit_sin[l] = f.sin_phase;
               } else {
-                flip[l] = make_flip(Real(rec.flip) * lane.b1[l]);
+                flip[l] = make_flip(Real(rec.flip) * pulse_b1(rec, lane.b1[l]));
               }
             }
           }
@@ -357,10 +362,11 @@ struct ForwardKernel {
             state.evolve(live, slot_a, lane.precess, spoil);
           }
           if (Declared && tissue.transport()) {
+            const float free_s = free_duration_of(rec, tissue.terms.lobe_s);
             LaneWalks<Lanes> walks;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
-              walks.set(l, interval_walk(lane.transport[l], rec.duration, state.first_order));
+              walks.set(l, interval_walk(lane.transport[l], free_s, state.first_order));
             }
             if (tissue.flow) {
               state.template transport<transport_families::all, true>(live, walks);
@@ -399,8 +405,9 @@ struct ForwardKernel {
       LARMOR_UNROLL
       for (int l = 0; l < Lanes; ++l) {
         const PulseAxis axis = pulse_axis(rec, tissue.transmit.field(lane.source(l), shim_of(rec)));
-        const PulseQuaternion<Real> q = read_slice_rotation(
-            tissue.slice, profile, lane.position[l], Real(rec.flip * axis.gain) * lane.b1[l]);
+        const PulseQuaternion<Real> q =
+            read_slice_rotation(tissue.slice, profile, lane.position[l],
+                                Real(rec.flip * axis.gain) * pulse_b1(rec, lane.b1[l]));
         rotation[l] = make_general_rotation(q, Real(axis.cos_phase), Real(axis.sin_phase));
       }
       state.rotate_general(live, rotation);

@@ -69,6 +69,13 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     }
   }
   const bool from_equilibrium = live_rule != LiveOrders::all;
+  // The stream wraps, as a carried state's period does: the last event's
+  // duration holds the first event's crush_before lobe (sequence::Description::
+  // lobe_time_after_s; from equilibrium that lobe acts on nothing).
+  const auto lobe_before = [&](std::int64_t next) {
+    if (next == ev.count) next = 0;
+    return (ev.action[next] & abi::action::crush_before) != 0 ? 1 : 0;
+  };
   int shifts = 0;
   for (std::int64_t i = 0; i < ev.count; ++i) {
     const auto kind = ev.kind[i];
@@ -105,8 +112,15 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     r.flip = ev.flip[i];
     r.cos_phase = static_cast<float>(std::cos(ev.phase[i]));
     r.sin_phase = static_cast<float>(std::sin(ev.phase[i]));
-    r.control = (act & 0xffu) | (std::uint32_t(kind) << 8) | (std::uint32_t(live) << 16);
+    const int lobes = int((act & abi::action::crush_after) != 0) +
+                      int((act & abi::action::shift_after) != 0) + lobe_before(i + 1);
+    r.control = act | (std::uint32_t(lobes) << 6) | (std::uint32_t(kind) << 8) |
+                (std::uint32_t(live) << 16);
     const bool is_pulse = kind == static_cast<std::uint8_t>(abi::EventKind::pulse);
+    if ((act & abi::action::b1_fixed) != 0 && !is_pulse) {
+      throw std::invalid_argument(where(i, "action") + ": b1_fixed marks a pulse, not a " +
+                                  (is_adc ? "sample" : "wait"));
+    }
     const std::int32_t shim = ev.shim_index != nullptr ? ev.shim_index[i] : 0;
     if (shim < 0 || (!is_pulse && shim != 0)) {
       throw std::invalid_argument(where(i, "shim_index") + ": " + std::to_string(shim) +
@@ -118,6 +132,11 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
           where(i, "slice_profile") + ": " + std::to_string(profile) +
           (is_pulse ? " is outside [0, " + std::to_string(abi::max_slice_profiles) + "]"
                     : " must be 0 for a non-pulse event"));
+    }
+    if (shim != 0 && (act & abi::action::b1_fixed) != 0) {
+      throw std::invalid_argument(where(i, "shim_index") +
+                                  ": a pulse not scaled by the transmit field (b1_fixed) "
+                                  "cannot use a transmit shim setting");
     }
     if (shim > abi::max_shim_settings) {
       throw std::invalid_argument(where(i, "shim_index") + ": " + std::to_string(shim) +

@@ -22,7 +22,9 @@ struct alignas(16) EventRecord {
   float flip;
   float cos_phase;
   float sin_phase;
-  std::uint32_t control;      // action bits [0, 8), kind [8, 16), live orders [16, 32)
+  // action bits [0, 6), lobes inside `duration` [6, 8), kind [8, 16), live
+  // orders [16, 32)
+  std::uint32_t control;
   std::int32_t output_index;  // adc: sample slot; pulse: shim setting and slice profile
   float rf_frequency_hz;
   float saturation;
@@ -30,7 +32,26 @@ struct alignas(16) EventRecord {
 static_assert(sizeof(EventRecord) == 32, "an event record is staged as 32 bytes");
 
 KOKKOS_FORCEINLINE_FUNCTION std::uint32_t action_of(const EventRecord& r) {
-  return r.control & 0xffu;
+  return r.control & abi::action::all_bits;
+}
+// The declared crusher lobes that take time inside the event's duration (its
+// own after its instant, the next event's crush_before before that one's):
+// diffusion and flow take the interval factor over the rest only.
+KOKKOS_FORCEINLINE_FUNCTION int interval_lobes_of(const EventRecord& r) {
+  return static_cast<int>((r.control >> 6) & 0x3u);
+}
+KOKKOS_FORCEINLINE_FUNCTION float free_duration_of(const EventRecord& r, float lobe_s) {
+  const float rest = r.duration - float(interval_lobes_of(r)) * lobe_s;
+  return rest > 0.0f ? rest : 0.0f;
+}
+// Whether a pulse's flip follows the voxel's transmit field (B1), and the
+// field it takes: 1 for a pulse with action::b1_fixed.
+KOKKOS_FORCEINLINE_FUNCTION bool follows_b1(const EventRecord& r) {
+  return (r.control & abi::action::b1_fixed) == 0u;
+}
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Real pulse_b1(const EventRecord& r, const Real& b1) {
+  return follows_b1(r) ? b1 : Real(1.0f);
 }
 KOKKOS_FORCEINLINE_FUNCTION abi::EventKind kind_of(const EventRecord& r) {
   return static_cast<abi::EventKind>((r.control >> 8) & 0xffu);

@@ -247,7 +247,7 @@ struct PooledAdjointKernel {
       if constexpr (Bound > 0) {
         exponent = tissue.pools.saturation(e) * axis.gain * axis.gain;
         if (exponent > 0.0f) {
-          kept = bound_kept(exponent, x.b1);
+          kept = bound_kept(exponent, pulse_b1(rec, x.b1));
           s.scale_bound(kept, live);
         }
       }
@@ -278,9 +278,11 @@ struct PooledAdjointKernel {
                      lam.z_im[Long - 1][k] * s1.z_im[Long - 1][k];
         }
         lam.scale_bound(kept, live);
-        const Real dkept = pairing * kept * Real(-2.0f * exponent) * x.b1;
-        g.tissue[tissue_direction::b1] += dkept;
-        if (rec.flip != 0.0f) seq_flip += dkept * x.b1 / Real(rec.flip);
+        // A b1_fixed pulse: B1 = 1 in the exponent, and no share of dL/dB1.
+        const Real b1 = pulse_b1(rec, x.b1);
+        const Real dkept = pairing * kept * Real(-2.0f * exponent) * b1;
+        if (follows_b1(rec)) g.tissue[tissue_direction::b1] += dkept;
+        if (rec.flip != 0.0f) seq_flip += dkept * b1 / Real(rec.flip);
       }
       const auto adj = adjoint_rotation(rot);
       Real da(0.0f), dp(0.0f);
@@ -292,8 +294,8 @@ struct PooledAdjointKernel {
               lam.fm_im[p][k], lam.z_re[p][k], lam.z_im[p][k], da, dp);
         }
       }
-      g.tissue[tissue_direction::b1] += da * (rec.flip * axis.gain);
-      seq_flip += da * x.b1 * axis.gain;
+      g.tissue[tissue_direction::b1] += da * adjoint_detail::flip_per_b1(rec, axis.gain);
+      seq_flip += da * pulse_b1(rec, x.b1) * axis.gain;
       seq_phase = dp;
     } else if (kind == abi::EventKind::adc) {
       // y = M0 q, q = sum over free pools of F+_0 e^{-i phase} (as in

@@ -310,7 +310,7 @@ KOKKOS_INLINE_FUNCTION PulseAxis pooled_axis(const TissueViews<MemorySpace>& tis
 template <class Real, int Free, int Long>
 KOKKOS_INLINE_FUNCTION RotationCoefficients<Real> pooled_rotation(
     const EventRecord& rec, const PulseAxis& axis, const PoolTissue<Real, Free, Long>& x) {
-  return make_rotation(make_flip(Real(rec.flip * axis.gain) * x.b1),
+  return make_rotation(make_flip(Real(rec.flip * axis.gain) * pulse_b1(rec, x.b1)),
                        make_phase(Real(axis.cos_phase), Real(axis.sin_phase)));
 }
 
@@ -342,7 +342,7 @@ KOKKOS_INLINE_FUNCTION void apply_pooled_event(PooledState<K, Free, Long, Real>&
     s.rotate_free(pooled_rotation(rec, axis, x), live);
     if constexpr (Long > Free) {
       const float a = tissue.pools.saturation(e) * axis.gain * axis.gain;
-      if (a > 0.0f) s.scale_bound(bound_kept(a, x.b1), live);
+      if (a > 0.0f) s.scale_bound(bound_kept(a, pulse_b1(rec, x.b1)), live);
     }
   } else if (kind == abi::EventKind::adc) {
     sample(rec, s);

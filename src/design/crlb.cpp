@@ -134,7 +134,7 @@ CrlbEvaluation evaluate_crlb(const sequence::Description& sequence, const tissue
   const double point_weight = 1.0 / double(spec.total_points > 0 ? spec.total_points : voxels);
 
   CrlbEvaluation out;
-  for (const auto& e : sequence.events) out.scan_time_s += e.duration_s;
+  out.scan_time_s = sequence.total_duration_s();
   if (voxels == 0) {  // this rank's share of the prior is empty
     if (with_gradient) out.event_gradients.assign(sequence.events.size() * 3, 0.0);
     return out;

@@ -78,6 +78,8 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       options.crusher_moment = std::array<double, 3>{u[0], u[1], u[2]};
     }
     options.split_all_pulses = s.boolean("split_pulses", false);
+    // Pulses the file marks as inversions (RF use 'i', Pulseq 1.5) as ideal.
+    if (!s.boolean("inversion_b1_scaled", true)) options.b1_fixed_uses = "i";
     if (s.has("voxel_size_mm")) {
       const auto v = s.numbers("voxel_size_mm");
       if (v.size() != 3 ||
@@ -142,6 +144,10 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       p.preparation = Preparation::t2;
     } else {
       s.fail("preparation", "must be \"inversion\" or \"t2\"");
+    }
+    p.inversion_b1_scaled = s.boolean("inversion_b1_scaled", p.inversion_b1_scaled);
+    if (p.preparation != Preparation::inversion && s.has("inversion_b1_scaled")) {
+      s.fail("inversion_b1_scaled", "needs preparation = \"inversion\"");
     }
     p.ti_s = ms(s.number("ti_ms", p.ti_s * 1e3));
     p.t2prep_te_s = ms(s.positive("t2prep_te_ms", p.t2prep_te_s * 1e3));
@@ -214,6 +220,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.base_tr_s = ms(s.positive("base_tr_ms", p.base_tr_s * 1e3));
     p.base_te_s = ms(s.number("base_te_ms", p.base_te_s * 1e3));
     p.inversion = s.boolean("inversion", p.inversion);
+    p.inversion_b1_scaled = s.boolean("inversion_b1_scaled", p.inversion_b1_scaled);
     p.inversion_delay_s = ms(s.number("inversion_delay_ms", p.inversion_delay_s * 1e3));
     const int limit = s.integer("repetitions", static_cast<int>(p.schedule.size()), 1);
     if (limit < static_cast<int>(p.schedule.size())) p.schedule.resize(std::size_t(limit));
@@ -233,8 +240,17 @@ void read_gradient_and_shims(const std::string& builder, const Section& s,
   if (builder != "pulseq" && s.has("crusher_moment_per_m")) {
     d.crusher.moment_per_m = s.positive("crusher_moment_per_m", 0.0);
   }
-  d.crusher.duration_s = ms(s.number("crusher_duration_ms", 0.0));
-  if (d.crusher.duration_s < 0.0) s.fail("crusher_duration_ms", "must be >= 0");
+  // The builders' and the file's timing is instant to instant: the lobes
+  // take their time out of it.
+  const double lobe_s = ms(s.number("crusher_duration_ms", 0.0));
+  if (lobe_s < 0.0) s.fail("crusher_duration_ms", "must be >= 0");
+  if (lobe_s > 0.0) {
+    try {
+      sequence::place_lobes_within_timing(d, lobe_s);
+    } catch (const std::invalid_argument& e) {
+      s.fail("crusher_duration_ms", e.what());
+    }
+  }
   if (s.has("slice_thickness_mm"))
     d.crusher.slice_thickness_m = 1e-3 * s.positive("slice_thickness_mm", 1.0);
   if (!s.has("shim_weights")) {

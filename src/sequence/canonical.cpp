@@ -2,6 +2,12 @@
 
 namespace larmor::sequence {
 
+namespace {
+// The bits that describe the instant itself rather than the gradients
+// around it: an instant keeps them through the canonical form.
+constexpr std::uint32_t instant_bits = action::echo_centre | action::b1_fixed;
+}  // namespace
+
 InstantForm instant_form(const Description& d) {
   InstantForm form;
   Gap* gap = &form.leading;
@@ -16,7 +22,7 @@ InstantForm instant_form(const Description& d) {
     Instant instant;
     instant.event = e;
     instant.event.duration_s = 0.0;
-    instant.event.action = e.action & action::echo_centre;
+    instant.event.action = e.action & instant_bits;
     instant.after.duration_s = e.duration_s;
     instant.after.shifts =
         int((e.action & action::crush_after) != 0) + int((e.action & action::shift_after) != 0);
@@ -84,7 +90,7 @@ Description assemble(const InstantForm& form, const std::string& name) {
   }
   for (std::size_t i = 0; i < n; ++i) {
     Event e = form.instants[i].event;
-    e.action &= action::echo_centre;
+    e.action &= instant_bits;
     if (takes_before[i]) e.action |= action::crush_before;
     append_with_gap(d, e, form.instants[i].after, shifts_left(i + 1, form.instants[i].after));
   }

@@ -1,7 +1,9 @@
 #include "sequence/description.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace larmor::sequence {
 
@@ -29,9 +31,18 @@ int Description::declared_winding() const {
   return w > (1ll << 30) ? (1 << 30) : static_cast<int>(w);
 }
 
+double Description::lobe_time_after_s(std::size_t i) const {
+  if (!(crusher.duration_s > 0.0) || i >= events.size()) return 0.0;
+  const std::uint32_t own = events[i].action;
+  const std::uint32_t next = events[i + 1 < events.size() ? i + 1 : 0].action;
+  const int lobes = int((own & action::crush_after) != 0) + int((own & action::shift_after) != 0) +
+                    int((next & action::crush_before) != 0);
+  return double(lobes) * crusher.duration_s;
+}
+
 double Description::total_duration_s() const {
   double t = 0.0;
-  for (const Event& e : events) t += e.duration_s;
+  for (std::size_t i = 0; i < events.size(); ++i) t += events[i].duration_s + lobe_time_after_s(i);
   return t;
 }
 
@@ -40,9 +51,33 @@ std::vector<double> Description::timestamps_s() const {
   double now = 0.0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     t[i] = now;
-    now += events[i].duration_s;
+    now += events[i].duration_s + lobe_time_after_s(i);
   }
   return t;
+}
+
+void place_lobes_within_timing(Description& d, double lobe_s) {
+  if (!(lobe_s >= 0.0) || !std::isfinite(lobe_s)) {
+    throw std::invalid_argument("sequence '" + d.name + "': the crusher lobe duration " +
+                                std::to_string(lobe_s) + " s must be finite and >= 0");
+  }
+  d.crusher.duration_s = lobe_s;
+  const std::size_t n = d.events.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    Event& e = d.events[i];
+    double lobes = d.lobe_time_after_s(i);
+    const bool wraps = i + 1 == n && (d.events[0].action & action::crush_before) != 0;
+    if (wraps && e.duration_s < lobes) lobes -= lobe_s;
+    // A lobe that fills its interval exactly is not refused for rounding.
+    if (e.duration_s < lobes * (1.0 - 1e-9)) {
+      throw std::invalid_argument(
+          "sequence '" + d.name + "', event " + std::to_string(i) + ": its interval of " +
+          std::to_string(e.duration_s * 1e3) + " ms to the next event cannot hold the " +
+          std::to_string(int(std::lround(lobes / lobe_s))) + " crusher lobe(s) of " +
+          std::to_string(lobe_s * 1e3) + " ms that fall inside it");
+    }
+    e.duration_s = std::max(0.0, e.duration_s - lobes);
+  }
 }
 
 void Description::append(const Description& other) {

@@ -17,9 +17,11 @@ namespace action = abi::action;
 
 struct Event {
   EventKind kind = EventKind::wait;
-  double duration_s = 0.0;  // free evolution after the instant
-  double flip_rad = 0.0;    // pulse only
-  double phase_rad = 0.0;   // pulse: RF phase; adc: receiver phase
+  // Free evolution after the instant and its lobes: the gradient-free time to
+  // the next event's lobes (Description::lobe_time_after_s adds theirs).
+  double duration_s = 0.0;
+  double flip_rad = 0.0;   // pulse only
+  double phase_rad = 0.0;  // pulse: RF phase; adc: receiver phase
   std::uint32_t action = 0;
   std::int32_t shim_index = 0;
   float saturation = 0.0f;
@@ -32,7 +34,9 @@ struct Event {
 // undeclared moment (0) leaves both terms absent.
 struct CrusherGradient {
   double moment_per_m = 0.0;  // |k| of one order, cycles per metre (gamma/2pi * area)
-  double duration_s = 0.0;    // of one lobe: the shift's own b-value and first moment
+  // Of one lobe: the time every shift bit takes (relaxation and precession run
+  // through it) and the shift's own b-value and first moment. 0: instantaneous.
+  double duration_s = 0.0;
   // Through-plane flow replaces spins that leave a slice of this thickness by
   // relaxed ones (washout); 0: no washout.
   double slice_thickness_m = 0.0;
@@ -75,11 +79,25 @@ struct Description {
 
   int sample_count() const;      // number of adc events
   int declared_winding() const;  // total shift bits over the stream
+  // The time the crusher lobes take between event i's instant and the next
+  // event's: its own crush_after and shift_after lobes and the next event's
+  // crush_before lobe (the last event's holds the first event's, as a
+  // repeated period does). 0 without a lobe duration.
+  double lobe_time_after_s(std::size_t i) const;
+  // Durations and lobes, from the first instant.
   double total_duration_s() const;
-  // Timestamp of event i: the running total of durations before it.
+  // Timestamp of event i's instant: the durations and lobes before it.
   std::vector<double> timestamps_s() const;
   void append(const Description& other);
 };
+
+// Declares crusher lobes of `lobe_s` that take their time out of the
+// durations around them, so every instant keeps its time: builders and Pulseq
+// files state instant-to-instant timing (an echo spacing stays the echo
+// spacing). Throws std::invalid_argument naming the event whose interval is
+// too short for the lobes inside it. A last event too short for the first
+// event's crush_before lobe keeps its duration (the period grows by it).
+void place_lobes_within_timing(Description& d, double lobe_s);
 
 // Turns every adc event but the last `n` into a wait of the same duration and
 // actions: the physics is unchanged and only the last n samples are recorded

@@ -17,10 +17,13 @@ Description& append(Description& d, EventKind kind, double then_s, std::uint32_t
   d.events.push_back(e);
   return d;
 }
+
+std::uint32_t b1_bit(bool b1_scaled) { return b1_scaled ? 0u : action::b1_fixed; }
 }  // namespace
 
 Description& operator<<(Description& d, const Excitation& op) {
-  return append(d, EventKind::pulse, op.then_s, op.extra_action, op.flip_deg, op.phase_deg);
+  return append(d, EventKind::pulse, op.then_s, op.extra_action | b1_bit(op.b1_scaled), op.flip_deg,
+                op.phase_deg);
 }
 
 Description& operator<<(Description& d, const ShapedPulse& op) {
@@ -43,7 +46,7 @@ Description& operator<<(Description& d, const ShapedPulse& op) {
     const double from_centre = (double(i) + 0.5) * dt - 0.5 * op.duration_s;
     const double flip_deg = op.flip_deg * std::abs(op.shape[i]) / std::abs(area);
     append(
-        d, EventKind::pulse, after, 0u, flip_deg,
+        d, EventKind::pulse, after, b1_bit(op.b1_scaled), flip_deg,
         op.phase_deg + std::arg(op.shape[i]) / deg + 360.0 * op.frequency_offset_hz * from_centre);
     Event& e = d.events.back();
     e.rf_frequency_hz = op.frequency_offset_hz;
@@ -54,7 +57,8 @@ Description& operator<<(Description& d, const ShapedPulse& op) {
 
 Description& operator<<(Description& d, const Refocusing& op) {
   const std::uint32_t crushers = op.crushers ? (action::crush_before | action::crush_after) : 0u;
-  return append(d, EventKind::pulse, op.then_s, crushers, op.flip_deg, op.phase_deg);
+  return append(d, EventKind::pulse, op.then_s, crushers | b1_bit(op.b1_scaled), op.flip_deg,
+                op.phase_deg);
 }
 
 Description& operator<<(Description& d, const Readout& op) {

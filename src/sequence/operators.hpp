@@ -1,7 +1,11 @@
 // Composable operators: the vocabulary every builder and module emits.
 //
 // Each operator appends one event to a description. `then_s` is the free
-// evolution that follows the operator's instant. A module written outside the
+// evolution that follows the operator's instant and its crusher lobes (a
+// declared lobe duration adds its own time: Description::lobe_time_after_s).
+// `b1_scaled = false` makes a pulse's flip the nominal one in every voxel (an
+// inversion modelled as ideal whatever B1 is): it keeps every fast path and
+// adds nothing to dS/dB1. A module written outside the
 // library (a T2 preparation, say) uses the same operators, or appends Events
 // directly, and reaches the kernels unchanged.
 #pragma once
@@ -21,6 +25,7 @@ struct Excitation {
   double phase_deg = 0.0;
   double then_s = 0.0;
   std::uint32_t extra_action = 0;  // e.g. spoil_after for an inversion
+  bool b1_scaled = true;
 };
 
 // A refocusing pulse between two equal crushers: one operator, because the
@@ -30,6 +35,7 @@ struct Refocusing {
   double phase_deg = 90.0;
   double then_s = 0.0;
   bool crushers = true;
+  bool b1_scaled = true;
 };
 
 // What the gradients do after a readout.
@@ -76,6 +82,7 @@ struct ShapedPulse {
   double phase_deg = 0.0;
   double then_s = 0.0;
   double frequency_offset_hz = 0.0;
+  bool b1_scaled = true;
 };
 
 Description& operator<<(Description& d, const Excitation& op);

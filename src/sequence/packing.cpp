@@ -28,6 +28,7 @@ namespace {
   throw std::invalid_argument("sequence '" + d.name + "', event " + std::to_string(i) + ": " +
                               what);
 }
+
 }  // namespace
 
 PackedSequence pack(const Description& d) {
@@ -112,10 +113,22 @@ PackedSequence pack(const Description& d) {
                  std::to_string(d.slice_profiles.size()) + " slice profiles" +
                  (e.kind == EventKind::pulse ? "" : " (and the event is not a pulse)"));
     }
+    if ((e.action & action::b1_fixed) != 0 && e.kind != EventKind::pulse) {
+      refuse(d, i, "b1_fixed (a flip B1 does not scale) on an event that is not a pulse");
+    }
+    if ((e.action & action::b1_fixed) != 0 && e.shim_index != 0) {
+      refuse(d, i,
+             "a pulse B1 does not scale (b1_fixed) cannot use a transmit shim setting "
+             "(shim_index " +
+                 std::to_string(e.shim_index) + ")");
+    }
     if (e.slice_profile > 0 && e.flip_rad < 0.0) {
       refuse(d, i, "a slice-selective pulse needs a flip angle >= 0 (turn its phase instead)");
     }
-    p.duration.push_back(static_cast<float>(e.duration_s));
+    // The kernels' duration runs from this instant to the next: the free
+    // evolution and the lobes between (event_abi.hpp).
+    const double interval_s = e.duration_s + d.lobe_time_after_s(i);
+    p.duration.push_back(static_cast<float>(interval_s));
     p.kind.push_back(static_cast<std::uint8_t>(e.kind));
     p.flip.push_back(static_cast<float>(e.flip_rad));
     p.phase.push_back(e.phase_rad);
@@ -131,7 +144,7 @@ PackedSequence pack(const Description& d) {
     } else {
       p.output_index.push_back(-1);
     }
-    now += e.duration_s;
+    now += interval_s;
   }
   return p;
 }

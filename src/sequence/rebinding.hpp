@@ -72,7 +72,7 @@ class ValueBinding {
   const Layout& layout() const { return layout_; }
 
  private:
-  void resolve(const std::vector<double>& args);
+  void resolve(const std::vector<double>& args, const Description& d);
 
   Layout layout_;
   PackedSequence packed_;
@@ -96,12 +96,12 @@ const PackedSequence& ValueBinding<Layout>::pack(const std::vector<double>& args
   const Description d = layout_.description(args);
   name_ = d.name;
   packed_ = sequence::pack(d);
-  if (state_ == State::unresolved) resolve(args);
+  if (state_ == State::unresolved) resolve(args, d);
   return packed_;
 }
 
 template <class Layout>
-void ValueBinding<Layout>::resolve(const std::vector<double>& args) {
+void ValueBinding<Layout>::resolve(const std::vector<double>& args, const Description& d) {
   using Tangent = Dual<double, 1>;
   const std::size_t n = layout_.argument_count();
   std::vector<Tangent> ones(n), counting(n);
@@ -118,6 +118,10 @@ void ValueBinding<Layout>::resolve(const std::vector<double>& args) {
   if (!why.empty()) return refuse(why);
   if (maps_.duration.source.size() != std::size_t(packed_.size())) {
     return refuse("the layout's events differ in number from its description's");
+  }
+  // The packed durations hold the lobes' time too, fixed by the actions.
+  for (std::size_t e = 0; e < maps_.duration.offset.size(); ++e) {
+    maps_.duration.offset[e] += d.lobe_time_after_s(e);
   }
   const std::vector<double> elsewhere = verification_point(args);
   PackedSequence fresh, rebuilt = packed_;

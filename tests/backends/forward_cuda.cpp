@@ -3,10 +3,13 @@
 
 #define TEST_EXECSPACE Kokkos::Cuda
 #define TEST_CATEGORY cuda
+// The headers build on each other: keep this order.
+// clang-format off
 #include "epg/tstForward.hpp"
 #include "epg/tstDerivatives.hpp"
 #include "epg/tstHessian.hpp"
 #include "epg/tstTerms.hpp"
+#include "epg/tstFidelity.hpp"
 #include "epg/tstPools.hpp"
 #include "epg/tstPooledReverse.hpp"
 #include "epg/tstSteadyState.hpp"
@@ -15,3 +18,4 @@
 #include "epg/tstBuilders.hpp"
 #include "perk/tstPerk.hpp"
 #include "epg/tstPoolExchange.hpp"
+// clang-format on

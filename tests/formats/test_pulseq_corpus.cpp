@@ -296,5 +296,39 @@ TEST(PulseqCorpus, every_file_runs_and_agrees_with_the_isochromat_voxel_or_is_re
   EXPECT_GT(ran, 0);
 }
 
+// inversion_b1_scaled = false: the pulses a Pulseq 1.5 file marks as
+// inversions (RF use 'i') carry b1_fixed and no other pulse does; a file
+// that marks none is refused, naming it, rather than run with them scaled.
+TEST(PulseqCorpus, pulses_marked_as_inversions_can_be_left_unscaled_by_b1) {
+  const fs::path dir = corpus_dir();
+  if (!fs::is_directory(dir)) GTEST_SKIP() << "no Pulseq corpus at " << dir;
+  const auto file = PulseqFile::read((dir / "pyp_simple_mprage150.seq").string());
+  TranslateOptions options;
+  options.b1_fixed_uses = "i";
+  TranslationReport report;
+  const auto d = to_description(file, options, &report);
+  int inversions = 0;
+  for (const auto& p : report.pulses) inversions += p.use == 'i';
+  ASSERT_GT(inversions, 0);
+  int fixed = 0, pulses = 0;
+  for (const auto& e : d.events) {
+    if (e.kind != sequence::EventKind::pulse || e.flip_rad == 0.0) continue;
+    ++pulses;
+    if ((e.action & sequence::action::b1_fixed) != 0) {
+      ++fixed;
+      EXPECT_NEAR(e.flip_rad, M_PI, 0.02);  // the file's inversions are 180 degrees
+    }
+  }
+  EXPECT_EQ(fixed, inversions);
+  EXPECT_GT(pulses, fixed);
+  const auto gre = PulseqFile::read((dir / "pyp_write_gre.seq").string());
+  try {
+    to_description(gre, options);
+    FAIL() << "a file without inversions ran with inversion_b1_scaled = false";
+  } catch (const PulseqError& e) {
+    EXPECT_NE(std::string(e.what()).find("pyp_write_gre.seq"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace larmor::formats::pulseq

@@ -131,18 +131,24 @@ Spins run_isochromats(const Description& d, const Tissue& tissue, int n_isochrom
   check_tissue(tissue);
   if (n_isochromats < 1) throw std::invalid_argument("reference: need at least one isochromat");
   Spins spins(n_isochromats);
+  // A lobe with a duration: the spins relax and precess through it.
+  const auto shift = [&] {
+    spins.shift();
+    spins.relax_and_precess(d.crusher.duration_s, tissue);
+  };
   for (const Event& e : d.events) {
     check_event(e);
-    if (e.action & action::crush_before) spins.shift();
+    if (e.action & action::crush_before) shift();
     if (e.kind == EventKind::pulse) {
+      const double b1 = (e.action & action::b1_fixed) != 0 ? 1.0 : tissue.b1;
       spins.rotate(pulse ? pulse(std::size_t(&e - d.events.data()))
-                         : rf_rotation(e.flip_rad * tissue.b1, e.phase_rad));
+                         : rf_rotation(e.flip_rad * b1, e.phase_rad));
     }
     if (e.kind == EventKind::adc) {
       samples.push_back(tissue.m0 * spins.mean_transverse() * std::polar(1.0, -e.phase_rad));
     }
-    if (e.action & action::crush_after) spins.shift();
-    if (e.action & action::shift_after) spins.shift();
+    if (e.action & action::crush_after) shift();
+    if (e.action & action::shift_after) shift();
     if (e.action & action::spoil_after) spins.spoil();
     spins.relax_and_precess(e.duration_s, tissue);
   }
@@ -252,6 +258,11 @@ void EpgState::transport(double duration_s, const Tissue& tissue,
     z_[k] *= std::exp(-tissue.adc_m2_s * dephasing * dephasing * duration_s) *
              std::polar(1.0, -dephasing * tissue.velocity_m_s * duration_s);
   }
+  wash_out(duration_s, tissue, crusher);
+}
+
+void EpgState::wash_out(double duration_s, const Tissue& tissue,
+                        const larmor::sequence::CrusherGradient& crusher) {
   if (crusher.slice_thickness_m > 0.0) {
     const double w =
         std::exp(-std::abs(tissue.velocity_m_s) * duration_s / crusher.slice_thickness_m);
@@ -264,7 +275,8 @@ void EpgState::transport(double duration_s, const Tissue& tissue,
 // During a lobe of duration tau the dephasing of signed order n grows
 // linearly from n q to (n + 1) q: the b-value is the integral of its square,
 // q^2 tau ((n + 1/2)^2 + 1/12), and the flow phase that of its mean, q v tau
-// (n + 1/2). Z does not move; it sees a static pattern for tau.
+// (n + 1/2). Z does not move; it sees a static pattern for tau. The lobe
+// takes time: relaxation, precession and washout run through it.
 void EpgState::lobe_shift(const Tissue& tissue, const larmor::sequence::CrusherGradient& crusher) {
   const double q = 2.0 * kPi * crusher.moment_per_m, tau = crusher.duration_s;
   for (int n = -(orders_ - 1); n < orders_; ++n) {
@@ -277,6 +289,8 @@ void EpgState::lobe_shift(const Tissue& tissue, const larmor::sequence::CrusherG
              std::polar(1.0, -k * q * tissue.velocity_m_s * tau);
   }
   shift();
+  relax_and_precess(tau, tissue);
+  wash_out(tau, tissue, crusher);
 }
 
 Complex transmit_field(const Description& d, const Tissue& tissue, int shim) {
@@ -304,7 +318,8 @@ void run_events(const Description& d, const Tissue& tissue, EpgState& state,
     if (e.action & action::crush_before) shift();
     if (e.kind == EventKind::pulse) {
       const Complex b = transmit_field(d, tissue, e.shim_index);
-      state.rotate(e.flip_rad * tissue.b1 * std::abs(b), e.phase_rad + std::arg(b));
+      const double b1 = (e.action & action::b1_fixed) != 0 ? 1.0 : tissue.b1;
+      state.rotate(e.flip_rad * b1 * std::abs(b), e.phase_rad + std::arg(b));
     }
     if (e.kind == EventKind::adc) {
       samples.push_back(tissue.m0 * state.f(0) * std::polar(1.0, -e.phase_rad));

@@ -89,6 +89,8 @@ class EpgState {
   void transport(double duration_s, const Tissue& tissue,
                  const larmor::sequence::CrusherGradient& crusher);
   void lobe_shift(const Tissue& tissue, const larmor::sequence::CrusherGradient& crusher);
+  void wash_out(double duration_s, const Tissue& tissue,
+                const larmor::sequence::CrusherGradient& crusher);
 
  private:
   int index(int signed_order) const { return signed_order + orders_ - 1; }

@@ -114,7 +114,8 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
     if (e.action & action::crush_before) shift_all();
     if (e.kind == EventKind::pulse) {
       // Every pool sees the same field: b1 times the shim setting's array field.
-      const Complex field = tissue.free.b1 * transmit_field(d, tissue.free, e.shim_index);
+      const double b1 = (e.action & action::b1_fixed) != 0 ? 1.0 : tissue.free.b1;
+      const Complex field = b1 * transmit_field(d, tissue.free, e.shim_index);
       for (auto& s : free) s.rotate(e.flip_rad * std::abs(field), e.phase_rad + std::arg(field));
       if (m.pools > m.free && e.saturation > 0.0f) {
         // The pool's power scales with the square of the transmit field.
@@ -134,14 +135,17 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
     if (e.action & action::spoil_after) {
       for (auto& s : free) s.spoil();
     }
-    if (e.duration_s <= 0.0) continue;
-    const int steps = 8 + int(std::ceil(e.duration_s * fastest / 0.01));
+    // Relaxation and exchange act on every order alike, so the lobes' time
+    // (which the shifts above took at once) joins the interval.
+    const double interval_s = e.duration_s + d.lobe_time_after_s(std::size_t(&e - d.events.data()));
+    if (interval_s <= 0.0) continue;
+    const int steps = 8 + int(std::ceil(interval_s * fastest / 0.01));
     // Transverse: per signed order, the free pools' F with exchange between
     // free pools and the common precession.
     for (int n = -(orders - 1); n < orders; ++n) {
       PoolVector y(m.free);
       for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].f(n);
-      integrate(y, e.duration_s, steps, [&](const PoolVector& v) {
+      integrate(y, interval_s, steps, [&](const PoolVector& v) {
         PoolVector dv(m.free);
         for (int i = 0; i < m.free; ++i) {
           Complex out = Complex(-m.r2[std::size_t(i)], 2 * kPi * m.df) * v[std::size_t(i)];
@@ -161,7 +165,7 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
       PoolVector y(m.pools);
       for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].z(k);
       if (m.pools > m.free) y[std::size_t(m.pools - 1)] = bound[std::size_t(k)];
-      integrate(y, e.duration_s, steps, [&](const PoolVector& v) {
+      integrate(y, interval_s, steps, [&](const PoolVector& v) {
         PoolVector dv(m.pools);
         for (int i = 0; i < m.pools; ++i) {
           Complex out =

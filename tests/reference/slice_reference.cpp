@@ -65,7 +65,8 @@ std::vector<Complex> simulate_across_slice(const larmor::sequence::Description& 
       const auto& e = d.events[i];
       // A transmit array's field scales the RF and turns its phase.
       const Complex b = transmit_field(d, tissue, e.shim_index);
-      const double flip = e.flip_rad * tissue.b1 * std::abs(b), phase = e.phase_rad + std::arg(b);
+      const double b1 = (e.action & larmor::sequence::action::b1_fixed) != 0 ? 1.0 : tissue.b1;
+      const double flip = e.flip_rad * b1 * std::abs(b), phase = e.phase_rad + std::arg(b);
       if (e.slice_profile == 0) {
         // The instantaneous pulse as a shaped pulse of one sample at the centre.
         larmor::sequence::SliceProfileSpec hard;

@@ -274,6 +274,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   }
 
   std::map<std::tuple<int, int, int>, double> half_widths;
+  int b1_fixed_pulses = 0;
   // Pulses: a selective one reaches the voxel as its small-tip profile at
   // the voxel's offset says; off-resonant non-selective ones are split.
   for (std::size_t bi = 0; bi < file.blocks.size(); ++bi) {
@@ -288,6 +289,8 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     record.flip_deg = std::abs(p.area) * kDegrees;
     record.phase_deg = (p.event_phase + std::arg(p.area)) * kDegrees;
     record.use = rf.use;
+    const bool fixed_b1 = options.b1_fixed_uses.find(rf.use) != std::string::npos;
+    if (fixed_b1) ++b1_fixed_pulses;
     if (p.selective && !split(p)) {
       const double offset = detail::dot(p.gradient, slice_position) - p.freq;
       const double profile = p.profile_at(offset);
@@ -331,6 +334,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
             p.event_phase + std::arg(w1) + kTwoPi * p.freq * (s.t[n] - p.ramp_origin);
         in.event.rf_frequency_hz = p.selective ? 0.0 : p.freq;
         in.event.saturation = single_precision_power(std::norm(w1) * s.w[n], b.id, fail);
+        in.event.action = fixed_b1 ? sequence::action::b1_fixed : 0u;
         instants.push_back(in);
       }
     } else {
@@ -345,6 +349,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
         report.narrowest_half_bandwidth_hz = width->second;
       }
       record.how = p.selective ? "instant (slice-selective)" : "instant";
+      if (fixed_b1) record.how += ", not scaled by B1";
       TimedInstant in;
       in.t = record.time_s;
       in.block_index = int(bi);
@@ -353,6 +358,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       in.event.phase_rad = p.event_phase + std::arg(p.area) +
                            (p.selective ? kTwoPi * p.freq * (p.centre - p.ramp_origin) : 0.0);
       in.event.saturation = single_precision_power(p.power, b.id, fail);
+      in.event.action = fixed_b1 ? sequence::action::b1_fixed : 0u;
       instants.push_back(in);
       const char use = rf.use;
       const bool refocuses = use == 'r' || use == 'i' ||
@@ -360,6 +366,16 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       track.push_back({in.t, refocuses ? Role::refocuses : Role::excites, b.id});
     }
     report.pulses.push_back(record);
+  }
+  if (!options.b1_fixed_uses.empty() && b1_fixed_pulses == 0) {
+    std::string uses;
+    for (const auto& r : report.pulses) {
+      if (uses.find(r.use) == std::string::npos) uses += r.use;
+    }
+    throw PulseqError(file.path + ": pulses of RF use '" + options.b1_fixed_uses +
+                      "' were to be left unscaled by B1 (inversion_b1_scaled = false), but no "
+                      "pulse states that use (the file's pulses state '" +
+                      uses + "'; 'u': undeclared, as before Pulseq 1.5)");
   }
   report.duration_s = now;
 

@@ -45,6 +45,10 @@ struct TranslateOptions {
   // Main field [T] for ppm offsets; when absent, [DEFINITIONS] B0.
   std::optional<double> b0_t;
   bool split_all_pulses = false;  // split every pulse into hard pulses
+  // RF uses (Pulseq 1.5 letters: e r i s p o) whose pulses B1 does not scale
+  // (action::b1_fixed), "i" for ideal inversions; a file with none of them is
+  // refused rather than run with every pulse scaled.
+  std::string b1_fixed_uses;
   // Refuse files that would translate to more instants than this (an ADC's
   // sample count, or a split pulse's, is only a number in the file).
   long long max_instants = 1ll << 24;

@@ -117,7 +117,10 @@ Description build_mprage(const MprageParams& p) {
   std::int64_t n = 0;  // readouts so far: the RF spoiling phase runs on across shots
   for (int shot = 0; shot < p.shots; ++shot) {
     if (p.preparation == Preparation::inversion) {
-      d << Excitation{180.0, 0.0, p.ti_s, action::spoil_after};
+      d << Excitation{.flip_deg = 180.0,
+                      .then_s = p.ti_s,
+                      .extra_action = action::spoil_after,
+                      .b1_scaled = p.inversion_b1_scaled};
     } else {
       d << T2Preparation{p.t2prep_te_s, 1} << Delay{p.ti_s};
     }
@@ -263,6 +266,7 @@ MrfLayout::MrfLayout(const MrfParams& p)
       flip_scale_(p.nominal_flip_deg * deg),
       base_tr_s_(p.base_tr_s),
       inversion_(p.inversion),
+      inversion_action_(action::spoil_after | (p.inversion_b1_scaled ? 0u : action::b1_fixed)),
       inversion_delay_s_(p.inversion_delay_s),
       params_(p) {
   require(!p.schedule.empty(), "mrf", "the schedule is empty");

@@ -80,6 +80,7 @@ Description& operator<<(Description& d, const T2Preparation& prep);
 enum class Preparation { inversion, t2 };
 struct MprageParams {
   Preparation preparation = Preparation::inversion;
+  bool inversion_b1_scaled = true;  // false: an ideal inversion whatever B1 is
   double ti_s = 0.9;
   double t2prep_te_s = 0.05;
   int readouts = 64;
@@ -155,6 +156,7 @@ struct MrfParams {
   double base_tr_s = 0.016;
   double base_te_s = 0.0035;
   bool inversion = true;
+  bool inversion_b1_scaled = true;  // false: an ideal inversion whatever B1 is
   double inversion_delay_s = 0.020;
 };
 Description build_mrf(const MrfParams& p);

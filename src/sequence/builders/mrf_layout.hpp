@@ -48,6 +48,7 @@ class MrfLayout {
   double base_tr_s_ = 0.0;
   std::vector<double> te_s_;  // per row
   bool inversion_ = true;
+  std::uint32_t inversion_action_ = action::spoil_after;
   double inversion_delay_s_ = 0.0;
   MrfParams params_;  // for the description's name and parameters
 };
@@ -57,8 +58,8 @@ std::vector<ValueEvent<Num>> MrfLayout::events(const std::vector<Num>& args) con
   std::vector<ValueEvent<Num>> out;
   out.reserve(2 * rows_ + 1);
   if (inversion_) {
-    out.push_back({EventKind::pulse, action::spoil_after, Num(inversion_delay_s_), Num(180.0 * deg),
-                   Num(0.0)});
+    out.push_back(
+        {EventKind::pulse, inversion_action_, Num(inversion_delay_s_), Num(180.0 * deg), Num(0.0)});
   }
   for (std::size_t n = 0; n < rows_; ++n) {
     const Num& fraction = args[n];
