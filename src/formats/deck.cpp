@@ -200,6 +200,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.mt.offset_hz = s.number("mt_offset_hz", p.mt.offset_hz);
     p.mt.samples = s.integer("mt_samples", p.mt.samples, 1);
     p.mt_gap_s = ms(s.number("mt_gap_ms", p.mt_gap_s * 1e3));
+    p.excitation_duration_s = ms(s.number("excitation_duration_ms", p.excitation_duration_s * 1e3));
     return build_mt_spgr(p);
   }
   if (builder == "mrf") {

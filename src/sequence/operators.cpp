@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace larmor::sequence {
 
@@ -17,10 +18,23 @@ Description& append(Description& d, EventKind kind, double then_s, std::uint32_t
   d.events.push_back(e);
   return d;
 }
+// A hard pulse's power integral: omega1 = flip / duration for `duration_s`.
+void carry_power(Description& d, const char* op, double duration_s) {
+  if (!(duration_s >= 0.0) || !std::isfinite(duration_s)) {
+    throw std::invalid_argument(std::string(op) + ": duration_s = " + std::to_string(duration_s) +
+                                " s; a hard pulse's duration must be finite and >= 0 (0: "
+                                "instantaneous)");
+  }
+  if (duration_s == 0.0) return;
+  Event& e = d.events.back();
+  e.saturation = float(e.flip_rad * e.flip_rad / duration_s);
+}
 }  // namespace
 
 Description& operator<<(Description& d, const Excitation& op) {
-  return append(d, EventKind::pulse, op.then_s, op.extra_action, op.flip_deg, op.phase_deg);
+  append(d, EventKind::pulse, op.then_s, op.extra_action, op.flip_deg, op.phase_deg);
+  carry_power(d, "excitation", op.duration_s);
+  return d;
 }
 
 Description& operator<<(Description& d, const ShapedPulse& op) {
@@ -54,7 +68,9 @@ Description& operator<<(Description& d, const ShapedPulse& op) {
 
 Description& operator<<(Description& d, const Refocusing& op) {
   const std::uint32_t crushers = op.crushers ? (action::crush_before | action::crush_after) : 0u;
-  return append(d, EventKind::pulse, op.then_s, crushers, op.flip_deg, op.phase_deg);
+  append(d, EventKind::pulse, op.then_s, crushers, op.flip_deg, op.phase_deg);
+  carry_power(d, "refocusing pulse", op.duration_s);
+  return d;
 }
 
 Description& operator<<(Description& d, const Readout& op) {
