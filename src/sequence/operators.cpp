@@ -89,7 +89,7 @@ Description& operator<<(Description& d, const Spoil& op) {
 }
 
 Description& operator<<(Description& d, const Delay& op) {
-  return append(d, EventKind::wait, op.duration_s, 0u);
+  return append(d, EventKind::wait, op.then_s, 0u);
 }
 
 }  // namespace larmor::sequence

@@ -62,8 +62,9 @@ struct Spoil {
   double then_s = 0.0;
 };
 
+// Free evolution alone.
 struct Delay {
-  double duration_s = 0.0;
+  double then_s = 0.0;
 };
 
 // A shaped (non-selective) RF pulse as hard pulses: the complex waveform
