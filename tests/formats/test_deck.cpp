@@ -378,7 +378,7 @@ max_order = 15
   std::mt19937 rng(2026);
   const std::string alphabet = "[]{}=,.\"#0123456789-+eEnaif_ \n";
   int refused = 0, read = 0;
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < 800; ++trial) {
     std::string text = good;
     const int edits = 1 + int(rng() % 3);
     for (int e = 0; e < edits; ++e) {
