@@ -321,6 +321,23 @@ TEST_F(DeckTest, too_many_orders_are_refused_with_the_kernel_name) {
   EXPECT_NE(e.find("max_order must be an integer >= 0"), std::string::npos) << e;
 }
 
+// mt_spgr's excitation as a rectangular hard pulse: its power integral
+// flip^2 / duration (rad^2/s), and a length outrunning the MT gap refused.
+TEST_F(DeckTest, mt_spgr_excitation_duration_carries_power_or_is_refused_by_name) {
+  const std::string head = "[sequence]\nbuilder = \"mt_spgr\"\nrepetitions = 2\nflip_deg = 10.0\n";
+  const Deck d = read_deck(write(head + "excitation_duration_ms = 0.8\n" + std::string(kTissue)));
+  const double a = 10.0 * 3.14159265358979323846 / 180.0;
+  int excitations = 0;
+  for (const auto& e : d.sequence.events) {
+    if (e.kind != sequence::EventKind::pulse || e.rf_frequency_hz != 0.0) continue;
+    EXPECT_FLOAT_EQ(e.saturation, float(a * a / 0.8e-3));
+    ++excitations;
+  }
+  EXPECT_EQ(excitations, 2);
+  const std::string e = error_of(head + "excitation_duration_ms = 2.0\n" + std::string(kTissue));
+  EXPECT_NE(e.find("excitation_duration_ms"), std::string::npos) << e;
+}
+
 // The state count of the old `orders` key is one more than the cap it meant.
 TEST_F(DeckTest, the_old_orders_key_is_refused_with_the_max_order_to_write) {
   const std::string e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +

@@ -236,12 +236,13 @@ Description build_mt_spgr(const MtSpgrParams& p) {
   require(std::isfinite(p.mt_gap_s) && p.mt_gap_s >= 0.0, "mt_spgr", "the MT gap must be >= 0");
   require(std::isfinite(p.te_s) && p.te_s >= 0.0 && p.mt.duration_s + p.mt_gap_s + p.te_s < p.tr_s,
           "mt_spgr", "the MT pulse, its gap and TE must fit in TR");
-  require(std::isfinite(p.excitation_duration_s) && p.excitation_duration_s >= 0.0 &&
-              0.5 * p.excitation_duration_s <= p.mt_gap_s &&
-              0.5 * p.excitation_duration_s <= p.te_s,
-          "mt_spgr",
-          "the excitation's duration must be >= 0 with its first half within the MT gap and its "
-          "second half within TE (the pulse is centred on its instant)");
+  require(
+      std::isfinite(p.excitation_duration_s) && p.excitation_duration_s >= 0.0 &&
+          0.5 * p.excitation_duration_s <= p.mt_gap_s && 0.5 * p.excitation_duration_s <= p.te_s,
+      "mt_spgr",
+      "the excitation's duration (excitation_duration_ms in a deck) must be >= 0 with its first "
+      "half within the MT gap and its second half within TE (the pulse is centred on its "
+      "instant)");
   require_event_count(double(p.repetitions) * (p.mt.samples + 4), "mt_spgr",
                       "repetitions x (MT samples + 4)");
   Description d;
