@@ -76,7 +76,7 @@ double flops_per_voxel(const sequence::PackedSequence& p, int orders, bool on_ax
 struct Result {
   std::string workload;
   std::int64_t voxels = 0, events = 0;
-  int samples = 0, orders = 0, repeats = 0;
+  int samples = 0, states = 0, repeats = 0;  // states: those the kernels step
   double best_s = 0, median_s = 0, flops = 0;
   std::string layout;
   std::string mode;
@@ -104,7 +104,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
       args.voxels > 0 ? args.voxels
                       : std::max<std::int64_t>(1, std::llround(double(w.full_voxels) * args.scale));
   simulate::Options opts;
-  opts.orders = w.orders;
+  opts.max_order = w.max_order;
   tissue::Tissue tissue = workload_tissue(name, voxels);
   declare_terms(terms, w.sequence, tissue);
   simulate::Simulator sim(w.sequence, opts);
@@ -117,7 +117,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   const int interval = epg::default_checkpoint_interval(int(sim.events()));
   const std::int64_t adjoint_state_bytes =
       std::int64_t(double((sim.events() + interval - 1) / interval + interval) *
-                   epg::reverse_state_floats(sim.kernel_orders(), tissue.has_second_pool() ? 2 : 1,
+                   epg::reverse_state_floats(sim.kernel_states(), tissue.has_second_pool() ? 2 : 1,
                                              tissue.has_bound_pool() ? 1 : 0) *
                    4);
   // Slice-selective pulses run each voxel once per slice position.
@@ -138,7 +138,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   if (args.mode == "vjp") on_axis = sim.reverse_real_path_refusal(tissue).empty();
   const auto& stream = args.mode == "forward" || jvp ? sim.forward_stream(tissue, &on_axis)
                                                      : (on_axis ? sim.axis_packed() : sim.packed());
-  auto table = epg::make_event_table<Mem>(stream.ref(), sim.kernel_orders(), sim.samples(),
+  auto table = epg::make_event_table<Mem>(stream.ref(), sim.kernel_states(), sim.samples(),
                                           epg::live_orders_rule<Exec>(sim.trims_orders()));
   table.on_axis = on_axis;
   std::vector<epg::TissueViews<Mem>> chunks;
@@ -210,13 +210,13 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   res.voxels = voxels;
   res.events = sim.events();
   res.samples = sim.samples();
-  res.orders = sim.kernel_orders();
+  res.states = sim.kernel_states();
   res.repeats = args.repeats;
   res.best_s = times.front();
   res.median_s = times[times.size() / 2];
-  res.flops = flops_per_voxel(sim.packed(), sim.kernel_orders(), on_axis) * double(voxels);
+  res.flops = flops_per_voxel(sim.packed(), sim.kernel_states(), on_axis) * double(voxels);
   const epg::LaunchShape shape =
-      epg::choose_launch_shape<Exec>(sim.kernel_orders(), int(chunk), on_axis);
+      epg::choose_launch_shape<Exec>(sim.kernel_states(), int(chunk), on_axis);
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
@@ -249,7 +249,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
        << "\",\n  \"backend\": \"" << kx::backend_name() << "\",\n  \"concurrency\": " << threads
        << ",\n  \"results\": [\n";
   std::printf("%-8s %-14s %10s %8s %7s %6s %9s %12s %12s %14s %10s\n", "workload", "terms",
-              "voxels", "events", "samples", "orders", "layout", "best [s]", "ns/ev/vox",
+              "voxels", "events", "samples", "states", "layout", "best [s]", "ns/ev/vox",
               "ev*vox/s", "GFLOP/s");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
@@ -258,11 +258,11 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
     const double gflops = r.flops / r.best_s * 1e-9;
     std::printf("%-8s %-14s %10lld %8lld %7d %6d %9s %12.6f %12.4f %14.4g %10.2f\n",
                 r.workload.c_str(), r.terms.c_str(), static_cast<long long>(r.voxels),
-                static_cast<long long>(r.events), r.samples, r.orders, r.layout.c_str(), r.best_s,
+                static_cast<long long>(r.events), r.samples, r.states, r.layout.c_str(), r.best_s,
                 ns, ev / r.best_s, gflops);
     json << "    {\"workload\": \"" << r.workload << "\", \"terms\": \"" << r.terms
          << "\", \"voxels\": " << r.voxels << ", \"events\": " << r.events
-         << ", \"samples\": " << r.samples << ", \"orders\": " << r.orders
+         << ", \"samples\": " << r.samples << ", \"states\": " << r.states
          << ", \"repeats\": " << r.repeats << ", \"best_s\": " << r.best_s
          << ", \"median_s\": " << r.median_s << ", \"ns_per_event_voxel\": " << ns
          << ", \"event_voxels_per_s\": " << ev / r.best_s

@@ -28,7 +28,7 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   };
   const Workload w = make_workload("mrf", args.schedule);
   simulate::Options options;
-  options.orders = w.orders;
+  options.max_order = w.max_order;
   const simulate::Simulator sim(w.sequence, options);
   const std::int64_t atoms = std::max<std::int64_t>(8, std::llround(140000 * args.scale));
   const std::int64_t voxels =

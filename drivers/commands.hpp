@@ -20,6 +20,11 @@ void report_sequence(const formats::Deck& deck, const parallel::Communicator& co
 void warn_beyond_bandwidth(const sequence::Description& d, const tissue::Tissue& local,
                            const parallel::Communicator& comm, const char* command);
 
+// Rank 0 warns once when the deck leaves the order cap automatic and the cap
+// drops orders a sample can reach (sequence::automatic_cap_warning).
+void warn_order_cap(const formats::Deck& deck, const parallel::Communicator& comm,
+                    const char* command);
+
 // Refuses, before anything is allocated, a grid run whose share of voxels
 // does not fit this rank's memory or whose result does not fit its disk.
 void check_capacity(const formats::Deck& deck, int samples, const parallel::Communicator& comm);
@@ -32,7 +37,7 @@ void warn_implausible(const tissue::Tissue& local, const parallel::Communicator&
 struct SimulateArgs {
   std::string deck;
   std::string output;  // overrides the deck's [output] path
-  int orders = -1;     // overrides the deck's [simulation] orders
+  int max_order = -1;  // overrides the deck's [simulation] max_order (< 0: none given)
   bool quiet = false;
   std::string timings;  // per-phase times (JSON) for scaling studies
 };

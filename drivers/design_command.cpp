@@ -42,6 +42,8 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   formats::DesignDeck dd = formats::read_design_deck(args.deck);
+  // Judged on the starting train.
+  warn_order_cap(dd.deck, comm, "larmor design");
   if (!args.output.empty()) dd.deck.output_path = args.output;
   formats::refuse_output_over_inputs(dd.deck.output_path, dd.deck.input_files, "the output");
   if (args.iterations >= 0) dd.optimiser.max_iterations = args.iterations;

@@ -423,6 +423,7 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   timer.add_phase("startup", "setup", seconds_since_process_start());
   const bool talk = comm.is_root() && !args.quiet;
   formats::FitDeck fd = formats::read_fit_deck(args.deck);
+  warn_order_cap(fd.deck, comm, "larmor fit");
   const std::string output = args.output.empty() ? fd.deck.output_path : args.output;
   if (output.empty()) throw std::invalid_argument(args.deck + ": no [output] path and no -o");
   {

@@ -82,6 +82,14 @@ void warn_implausible(const tissue::Tissue& local, const parallel::Communicator&
   }
 }
 
+void warn_order_cap(const formats::Deck& deck, const parallel::Communicator& comm,
+                    const char* command) {
+  if (!comm.is_root()) return;
+  const std::string warning =
+      sequence::automatic_cap_warning(deck.sequence, deck.simulation.max_order);
+  if (!warning.empty()) std::fprintf(stderr, "%s: %s\n", command, warning.c_str());
+}
+
 void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command) {
   if (!comm.is_root() || deck.sequence_report.empty()) return;
@@ -103,8 +111,9 @@ void add_simulate(CLI::App& app, SimulateArgs& args) {
   CLI::App* cmd = app.add_subcommand("simulate", "Simulate a deck's sequence over its tissue");
   cmd->add_option("deck", args.deck, "Input deck (TOML)")->required();
   cmd->add_option("-o,--output", args.output, "Result file (overrides [output] path)");
-  cmd->add_option("--orders", args.orders, "EPG orders (overrides [simulation] orders)")
-      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--max-order", args.max_order,
+                  "Highest EPG order kept (overrides [simulation] max_order)")
+      ->check(CLI::Range(0, abi::max_orders - 1));
   cmd->add_flag("-q,--quiet", args.quiet, "Print only errors");
   cmd->add_option("--timings", args.timings,
                   "Write per-phase times of every rank (JSON; phases end at barriers)");
@@ -118,7 +127,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   formats::Deck deck = formats::read_deck(args.deck);
   if (!args.output.empty()) deck.output_path = args.output;
   formats::refuse_output_over_inputs(deck.output_path, deck.input_files, "the output");
-  if (args.orders > 0) deck.simulation.orders = args.orders;
+  if (args.max_order >= 0) deck.simulation.max_order = args.max_order;
   if (deck.last_samples > 0) {
     sequence::keep_last_samples(deck.sequence, deck.last_samples);
     deck.sequence.parameters["last_samples"] = deck.last_samples;
@@ -126,6 +135,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
 
   const bool talk = comm.is_root() && !args.quiet;
   report_sequence(deck, comm, args.quiet, "larmor simulate");
+  warn_order_cap(deck, comm, "larmor simulate");
   auto last_report = clock::now();
   deck.simulation.progress = [&](std::int64_t done, std::int64_t total) {
     // Rank 0's share stands for everyone's: the split is even.
@@ -143,11 +153,11 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   warn_beyond_bandwidth(deck.sequence, voxels.tissue, comm, "larmor simulate");
   if (talk) {
     std::printf(
-        "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, %d orders (%d "
-        "reach a sample), %s backend\n",
+        "larmor simulate: %s, %lld voxels on %d rank(s), %lld events, %d samples, orders 0..%d "
+        "(%d reach a sample), %s backend\n",
         deck.builder.c_str(), static_cast<long long>(voxels.total), comm.size(),
-        static_cast<long long>(simulator.events()), simulator.samples(), simulator.orders(),
-        simulator.kernel_orders(), kx::backend_name());
+        static_cast<long long>(simulator.events()), simulator.samples(), simulator.max_order(),
+        simulator.kernel_states(), kx::backend_name());
     std::fflush(stdout);
   }
 

@@ -25,11 +25,11 @@ Workload make_workload(const std::string& name, const std::string& schedule_csv)
     sequence::SpgrParams p;  // 15 deg, 117 deg quadratic, TE 2.5 ms, TR 8 ms, 3564 TRs
     w.sequence = sequence::build_spgr(p);
     w.full_voxels = 1000000;
-    w.orders = 64;
+    w.max_order = 63;
   } else if (name == "mrf") {
     w.sequence = sequence::build_mrf(mrf_workload_params(schedule_csv));
     w.full_voxels = 140000;
-    w.orders = 64;
+    w.max_order = 63;
   } else {
     throw std::invalid_argument("unknown workload '" + name + "' (mese, spgr3d, mrf)");
   }

@@ -16,7 +16,7 @@ struct Workload {
   std::string name;
   sequence::Description sequence;
   std::int64_t full_voxels = 0;  // the workload's defined size
-  int orders = 0;                // 0: the default rule
+  int max_order = -1;            // < 0: the automatic cap
 };
 
 // The mrf workload's train parameters (the schedule from `schedule_csv`).

@@ -125,7 +125,7 @@ CrlbEvaluation evaluate_crlb(const sequence::Description& sequence, const tissue
   using Exec = Kokkos::DefaultExecutionSpace;
   validate(spec, prior);
   simulate::Options options;
-  options.orders = spec.orders;
+  options.max_order = spec.max_order;
   const simulate::Simulator sim(sequence, options);
   const int samples = sim.samples();
   const std::int64_t voxels = prior.voxels;

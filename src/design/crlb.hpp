@@ -37,7 +37,7 @@ struct CrlbSpec {
   // Multiply the objective by the scan time: variance x time, the measure
   // that makes a longer train pay for its time.
   bool time_normalised = false;
-  int orders = 0;  // EPG orders (<= 0: the description's default rule)
+  int max_order = -1;  // highest EPG order kept (< 0: the description's automatic cap)
   // Prior points over all ranks, when each rank holds a share of the prior
   // (0: the prior passed in is the whole prior). Each rank's objective and
   // gradients are then its share of the sums: add them over the ranks.

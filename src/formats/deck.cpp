@@ -206,6 +206,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     p.mt.offset_hz = s.number("mt_offset_hz", p.mt.offset_hz);
     p.mt.samples = s.integer("mt_samples", p.mt.samples, 1);
     p.mt_gap_s = ms(s.number("mt_gap_ms", p.mt_gap_s * 1e3));
+    p.excitation_duration_s = ms(s.number("excitation_duration_ms", p.excitation_duration_s * 1e3));
     return build_mt_spgr(p);
   }
   if (builder == "mrf") {
@@ -517,11 +518,22 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   if (!deck.tissue.maps_path.empty()) deck.input_files.push_back(deck.tissue.maps_path);
 
   Section sim(path, "simulation", table_or_null(root, "simulation", path));
-  deck.simulation.orders = sim.integer("orders", 0, 0);
-  if (deck.simulation.orders > abi::max_orders) {
-    sim.fail("orders", "= " + std::to_string(deck.simulation.orders) +
-                           " exceeds the EPG kernels' limit of " + std::to_string(abi::max_orders) +
-                           " (larmor::epg::forward)");
+  if (sim.has("orders")) {
+    // The old key counted states (orders 0..N-1); max_order is the highest order kept.
+    const toml::node* n = sim.node("orders");
+    const auto old = n->value<std::int64_t>();
+    sim.fail("orders",
+             "is not read: the order cap is max_order, the highest EPG order kept "
+             "(orders 0..max_order); write max_order = " +
+                 (n->is_integer() && *old >= 1 ? std::to_string(*old - 1)
+                                               : std::string("<orders - 1>")) +
+                 " for the same truncation");
+  }
+  deck.simulation.max_order = sim.integer("max_order", -1, 0);
+  if (deck.simulation.max_order >= abi::max_orders) {
+    sim.fail("max_order", "= " + std::to_string(deck.simulation.max_order) +
+                              " exceeds the EPG kernels' limit of " +
+                              std::to_string(abi::max_orders - 1) + " (larmor::epg::forward)");
   }
   deck.simulation.chunk_voxels = sim.integer("chunk_voxels", 0, 0);
   deck.steady_state = sim.boolean("steady_state", false);

@@ -91,7 +91,7 @@ DesignDeck read_design_deck(const std::string& path) {
     s.fail("weights", "are all zero: nothing to minimise");
   }
   out.crlb.noise_sigma = s.positive("noise_sigma", 0.01);
-  out.crlb.orders = out.deck.simulation.orders;
+  out.crlb.max_order = out.deck.simulation.max_order;
 
   auto& space = out.space;
   space.start = *out.deck.mrf;

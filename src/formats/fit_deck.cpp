@@ -172,7 +172,7 @@ FitDeck read_fit_deck(const std::string& path) {
       }
     }
   }
-  spec.orders = out.deck.simulation.orders;
+  spec.max_order = out.deck.simulation.max_order;
   e.reject_unknown_keys();
   return out;
 }

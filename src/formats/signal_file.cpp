@@ -66,8 +66,8 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
   out.set_attribute("/", "builder", info.builder);
   out.set_attribute("/", "deck", info.deck_path);
   out.set_attribute("/", "backend", info.backend);
-  out.set_attribute("/", "orders", std::int64_t(simulator.orders()));
-  out.set_attribute("/", "orders_reaching_a_sample", std::int64_t(simulator.kernel_orders()));
+  out.set_attribute("/", "max_order", std::int64_t(simulator.max_order()));
+  out.set_attribute("/", "orders_reaching_a_sample", std::int64_t(simulator.kernel_states()));
   out.set_attribute("/", "events", std::int64_t(simulator.events()));
   out.set_attribute("/", "samples", std::int64_t(simulator.samples()));
   for (const auto& [name, value] : simulator.description().parameters) {

@@ -23,10 +23,13 @@ void check_toml_text(const std::string& text, const std::string& path) {
   // at a line's start). toml++ reads a bare value up to the next space or
   // comment before it classifies it, so a string glued to one (`11"...`) is
   // read as part of that value, through the same whitespace test.
-  char last_code = '\n', opened_after = '\n';
+  // A '.' before a string is a dotted key's, unless a digit precedes it: then
+  // it ends a number (`120."..."`), and the string is glued to that value.
+  char last_code = '\n', before_last = '\n', opened_after = '\n', opened_after_prev = '\n';
   const auto string_may_hold_non_ascii = [&] {
+    if (opened_after == '.') return !(opened_after_prev >= '0' && opened_after_prev <= '9');
     return opened_after == '\n' || opened_after == '=' || opened_after == '[' ||
-           opened_after == ',' || opened_after == '{' || opened_after == '.';
+           opened_after == ',' || opened_after == '{';
   };
   int line = 1;
   std::size_t line_start = 0;
@@ -46,7 +49,7 @@ void check_toml_text(const std::string& text, const std::string& path) {
       // string is toml++'s to report.
       if (context != Context::multiline_basic && context != Context::multiline_literal) {
         context = Context::code;
-        last_code = '\n';
+        last_code = before_last = '\n';
       }
       continue;
     }
@@ -56,8 +59,14 @@ void check_toml_text(const std::string& text, const std::string& path) {
           refuse(i,
                  "outside a string or comment (TOML allows non-ASCII text only in strings "
                  "and comments)");
-        if (ch == '"' || ch == '\'') opened_after = last_code;
-        if (ch != ' ' && ch != '\t' && ch != '\r') last_code = ch;
+        if (ch == '"' || ch == '\'') {
+          opened_after = last_code;
+          opened_after_prev = before_last;
+        }
+        if (ch != ' ' && ch != '\t' && ch != '\r') {
+          before_last = last_code;
+          last_code = ch;
+        }
         if (ch == '#') {
           context = Context::comment;
         } else if (starts_with(text, i, "\"\"\"")) {

@@ -86,19 +86,33 @@ void Description::append(const Description& other) {
   if (shims.channels == 0) shims = other.shims;
 }
 
-int default_order_count(const Description& d) {
-  const int wanted = d.declared_winding() + 1;
-  return std::clamp(wanted, abi::min_default_orders, abi::max_default_orders);
+int default_max_order(const Description& d) {
+  return std::clamp(d.declared_winding(), abi::min_default_orders - 1, abi::max_default_orders - 1);
 }
 
-int resolve_order_count(const Description& d, int requested) {
-  const int orders = requested > 0 ? requested : default_order_count(d);
-  if (orders > abi::max_orders) {
-    throw std::invalid_argument("orders = " + std::to_string(orders) +
-                                ": the EPG kernels (larmor::epg::forward) hold at most " +
-                                std::to_string(abi::max_orders) + " orders");
+int resolve_state_count(const Description& d, int max_order) {
+  const int cap = max_order >= 0 ? max_order : default_max_order(d);
+  if (cap >= abi::max_orders) {
+    throw std::invalid_argument("max_order = " + std::to_string(cap) +
+                                ": the EPG kernels (larmor::epg::forward) hold orders 0.." +
+                                std::to_string(abi::max_orders - 1));
   }
-  return orders;
+  return cap + 1;
+}
+
+std::string automatic_cap_warning(const Description& d, int max_order) {
+  if (max_order >= 0) return {};
+  const int kept = default_max_order(d);
+  // The cap is clamped only above the winding; no sample reaches past the winding.
+  if (kept >= d.declared_winding()) return {};
+  const int reached = sample_reach_order_count(d) - 1;
+  if (reached <= kept) return {};
+  const int keep = std::min(reached, abi::max_orders - 1);  // the kernels' most
+  return "warning: samples can reach EPG order " + std::to_string(reached) +
+         " but the automatic cap keeps orders 0.." + std::to_string(kept) +
+         ", so the signal may lose what the higher orders carry; set max_order = " +
+         std::to_string(keep) + " ([simulation] in a deck) to keep " +
+         (keep == reached ? std::string("them") : std::string("the most the kernels hold"));
 }
 
 namespace {

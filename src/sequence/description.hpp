@@ -105,10 +105,18 @@ void place_lobes_within_timing(Description& d, double lobe_s);
 // least the sample count: unchanged.
 void keep_last_samples(Description& d, int n);
 
-// The order-count rule: one more than the declared winding, clamped to
-// [8, 64]; an explicit request wins. Throws when above the kernel limit.
-int default_order_count(const Description& d);
-int resolve_order_count(const Description& d, int requested /* <= 0: auto */);
+// The order cap. `max_order` is the highest EPG order kept (orders 0..max_order,
+// max_order + 1 states), as in the EPG literature and epgpy; the kernels take
+// the state count. The automatic cap is the declared winding (the highest
+// order the shifts can reach), clamped to [7, 63]; an explicit cap (>= 0)
+// wins. resolve_state_count throws when the states exceed the kernel limit.
+int default_max_order(const Description& d);
+int resolve_state_count(const Description& d, int max_order /* < 0: automatic */);
+
+// Where the automatic cap (max_order < 0) drops orders a sample can reach
+// (sample_reach_order_count): one line naming the orders reachable, the orders
+// kept and the max_order that keeps them; empty otherwise.
+std::string automatic_cap_warning(const Description& d, int max_order);
 
 // Orders that give every sample of a run from equilibrium exactly: one more than the highest order
 // an F+ state reaches (at a shift) while it may be non-zero and may still return to order 0 by a

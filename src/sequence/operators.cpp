@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace larmor::sequence {
 
@@ -17,13 +18,26 @@ Description& append(Description& d, EventKind kind, double then_s, std::uint32_t
   d.events.push_back(e);
   return d;
 }
+// A hard pulse's power integral: omega1 = flip / duration for `duration_s`.
+void carry_power(Description& d, const char* op, double duration_s) {
+  if (!(duration_s >= 0.0) || !std::isfinite(duration_s)) {
+    throw std::invalid_argument(std::string(op) + ": duration_s = " + std::to_string(duration_s) +
+                                " s; a hard pulse's duration must be finite and >= 0 (0: "
+                                "instantaneous)");
+  }
+  if (duration_s == 0.0) return;
+  Event& e = d.events.back();
+  e.saturation = float(e.flip_rad * e.flip_rad / duration_s);
+}
 
 std::uint32_t b1_bit(bool b1_scaled) { return b1_scaled ? 0u : action::b1_fixed; }
 }  // namespace
 
 Description& operator<<(Description& d, const Excitation& op) {
-  return append(d, EventKind::pulse, op.then_s, op.extra_action | b1_bit(op.b1_scaled), op.flip_deg,
-                op.phase_deg);
+  append(d, EventKind::pulse, op.then_s, op.extra_action | b1_bit(op.b1_scaled), op.flip_deg,
+         op.phase_deg);
+  carry_power(d, "excitation", op.duration_s);
+  return d;
 }
 
 Description& operator<<(Description& d, const ShapedPulse& op) {
@@ -57,8 +71,10 @@ Description& operator<<(Description& d, const ShapedPulse& op) {
 
 Description& operator<<(Description& d, const Refocusing& op) {
   const std::uint32_t crushers = op.crushers ? (action::crush_before | action::crush_after) : 0u;
-  return append(d, EventKind::pulse, op.then_s, crushers | b1_bit(op.b1_scaled), op.flip_deg,
-                op.phase_deg);
+  append(d, EventKind::pulse, op.then_s, crushers | b1_bit(op.b1_scaled), op.flip_deg,
+         op.phase_deg);
+  carry_power(d, "refocusing pulse", op.duration_s);
+  return d;
 }
 
 Description& operator<<(Description& d, const Readout& op) {
@@ -77,7 +93,7 @@ Description& operator<<(Description& d, const Spoil& op) {
 }
 
 Description& operator<<(Description& d, const Delay& op) {
-  return append(d, EventKind::wait, op.duration_s, 0u);
+  return append(d, EventKind::wait, op.then_s, 0u);
 }
 
 }  // namespace larmor::sequence

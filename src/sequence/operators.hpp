@@ -19,12 +19,21 @@ namespace larmor::sequence {
 
 inline constexpr double deg = 3.14159265358979323846 / 180.0;
 
+// Hard pulses (Excitation, Refocusing) rotate at their instant. With a
+// duration_s > 0 the pulse is a rectangular hard pulse of that length centred
+// on the instant (the timing is unchanged: `then_s` still follows the
+// instant), and carries its power integral, omega1^2 duration = flip_rad^2 /
+// duration_s (rad^2/s), in `saturation` for a bound pool (docs/physics.md,
+// "Bound-pool lineshapes"). 0: instantaneous, no power integral. A negative
+// or non-finite duration throws std::invalid_argument.
+
 // An RF pulse that tips magnetisation; no gradients around it.
 struct Excitation {
   double flip_deg = 90.0;
   double phase_deg = 0.0;
   double then_s = 0.0;
   std::uint32_t extra_action = 0;  // e.g. spoil_after for an inversion
+  double duration_s = 0.0;         // rectangular hard pulse (see above); 0: instantaneous
   bool b1_scaled = true;
 };
 
@@ -35,6 +44,7 @@ struct Refocusing {
   double phase_deg = 90.0;
   double then_s = 0.0;
   bool crushers = true;
+  double duration_s = 0.0;  // rectangular hard pulse (see above); 0: instantaneous
   bool b1_scaled = true;
 };
 
@@ -58,8 +68,9 @@ struct Spoil {
   double then_s = 0.0;
 };
 
+// Free evolution alone.
 struct Delay {
-  double duration_s = 0.0;
+  double then_s = 0.0;
 };
 
 // A shaped (non-selective) RF pulse as hard pulses: the complex waveform

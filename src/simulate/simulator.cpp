@@ -34,11 +34,11 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
     : description_(description),
       packed_(sequence::pack(description)),
       slice_table_(sequence::build_slice_profile_table(description)),
-      orders_(sequence::resolve_order_count(description, options.orders)),
+      states_(sequence::resolve_state_count(description, options.max_order)),
       trim_orders_(trim_orders()),
-      kernel_orders_(trim_orders_
-                         ? std::clamp(sequence::sample_reach_order_count(description), 1, orders_)
-                         : orders_),
+      kernel_states_(trim_orders_
+                         ? std::clamp(sequence::sample_reach_order_count(description), 1, states_)
+                         : states_),
       options_(options) {
   // The test is O(events), once per sequence; which tissue may use it is
   // decided per run.
@@ -84,9 +84,9 @@ std::string Simulator::real_path_refusal(const tissue::Tissue& tissue) const {
   if (std::string reason = sequence::real_subspace_refusal(declared); !reason.empty()) {
     return reason;
   }
-  if (mode == "auto" && double(tissue.voxels) * double(events()) < 4096.0) {
-    return "fewer than 4096 voxel-events: the complex kernel is as quick";
-  }
+  // `auto` takes the path wherever it applies, small problems included: it
+  // was never slower than the complex kernel, on the host or a device
+  // (docs/performance.md, "Real path at every size").
   return {};
 }
 
@@ -136,7 +136,7 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
   ExecSpace exec;
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples(),
+  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),
                                           epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
@@ -185,7 +185,7 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   // On the axis the df tangent is carried off it (kernels/epg/axis_state.hpp).
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_orders_, samples(),
+  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),
                                           epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
@@ -279,7 +279,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   // HVP's dual numbers run the complex kernels, on the original stream).
   const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();
   auto table =
-      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_orders_,
+      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_states_,
                                  samples(), epg::live_orders_rule<ExecSpace>(trim_orders_));
   table.on_axis = on_axis;
   // Slice-selective pulses: each tissue voxel runs once per slice position,
@@ -297,7 +297,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   const double states = double((events + interval - 1) / interval + interval);
   const double per_voxel =
       states *
-          epg::reverse_state_floats(kernel_orders_, tissue.has_second_pool() ? 2 : 1,
+          epg::reverse_state_floats(kernel_states_, tissue.has_second_pool() ? 2 : 1,
                                     tissue.has_bound_pool() ? 1 : 0) *
           4.0 * (second_order ? 2.0 : 1.0) +
       samples() * 8.0;

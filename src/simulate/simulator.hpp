@@ -1,5 +1,5 @@
 // The host side of a forward simulation: packs the sequence once, resolves the
-// order count, and runs the fused kernel over a tissue in memory-bounded
+// order cap, and runs the fused kernel over a tissue in memory-bounded
 // chunks on a chosen backend.
 #pragma once
 
@@ -34,7 +34,10 @@ struct SteadyStateReport {
 };
 
 struct Options {
-  int orders = 0;                 // <= 0: the description's default rule
+  // The highest EPG order kept: orders 0..max_order (max_order + 1 states, the
+  // cap of the EPG literature and epgpy). < 0: the description's automatic cap
+  // (sequence::default_max_order).
+  int max_order = -1;
   std::int64_t chunk_voxels = 0;  // <= 0: sized from a 256 MiB signal budget
   // Called after each chunk with the voxels done and the total.
   std::function<void(std::int64_t, std::int64_t)> progress;
@@ -44,15 +47,17 @@ class Simulator {
  public:
   Simulator(const sequence::Description& description, const Options& options = {});
 
-  // The truncation: the order count requested, or the description's default.
-  int orders() const { return orders_; }
-  // The orders runs from equilibrium simulate: no more than reach a sample
+  // The truncation: the highest order kept, and the states (orders 0..max_order)
+  // the kernels carry.
+  int max_order() const { return states_ - 1; }
+  int states() const { return states_; }
+  // The states runs from equilibrium simulate: no more than reach a sample
   // (sequence::sample_reach_order_count), which gives the truncation's
   // samples exactly; LARMOR_TRIM_ORDERS=off keeps every order. The
   // steady-state iteration carries every order.
-  int kernel_orders() const { return kernel_orders_; }
+  int kernel_states() const { return kernel_states_; }
   // Whether runs step only the orders a sample can read (LARMOR_TRIM_ORDERS,
-  // on by default): kernel_orders(), and on the host each event's live
+  // on by default): kernel_states(), and on the host each event's live
   // orders (epg::live_orders_rule).
   bool trims_orders() const { return trim_orders_; }
   int samples() const { return packed_.samples; }
@@ -71,9 +76,8 @@ class Simulator {
   // The real-subspace path (sequence/real_subspace.hpp) for a forward run of
   // `tissue`: whether it is taken, and why not (empty when taken). Taken when
   // the description's states stay on one axis for this tissue (no
-  // off-resonance, flow, transmit array or pools), unless LARMOR_REAL_PATH is
-  // "off"; by default ("auto") a problem of fewer than 4096 voxel-events
-  // keeps the complex kernel (nothing to gain); "on" takes it regardless.
+  // off-resonance, flow, transmit array or pools), at every problem size,
+  // unless LARMOR_REAL_PATH is "off" ("auto", the default, and "on" take it).
   std::string real_path_refusal(const tissue::Tissue& tissue) const;
   // The same for a reverse-mode run (run_tissue_vjp_into): the forward run's
   // conditions, and a pulse of zero flip must lie on the axis too (its flip
@@ -147,9 +151,9 @@ class Simulator {
   sequence::RealSubspacePlan axis_plan_;
   sequence::PackedSequence axis_packed_;
   sequence::SliceProfileTable slice_table_;
-  int orders_ = 0;
+  int states_ = 0;
   bool trim_orders_ = true;  // LARMOR_TRIM_ORDERS
-  int kernel_orders_ = 0;
+  int kernel_states_ = 0;
   Options options_;
 };
 

@@ -106,7 +106,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   ExecSpace exec;
   // Every period after the first starts with any order filled.
   const auto table =
-      epg::make_event_table<Mem>(packed_.ref(), orders_, samples(), epg::LiveOrders::all);
+      epg::make_event_table<Mem>(packed_.ref(), states_, samples(), epg::LiveOrders::all);
   const int components = epg::carried_state_components(tissue.has_second_pool() ? 2 : 1,
                                                        tissue.has_bound_pool() ? 1 : 0);
   // Slice-selective pulses: each voxel runs once per slice position (rows
@@ -121,7 +121,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   }
   // Two carried states and two sets of samples (the period's, the settled) per row.
   const std::int64_t per_row =
-      2 * components * std::int64_t(orders_) * 4 + std::int64_t(samples()) * 16;
+      2 * components * std::int64_t(states_) * 4 + std::int64_t(samples()) * 16;
   const std::int64_t chunk = std::max<std::int64_t>(
       1, std::min<std::int64_t>(slice_chunk(tissue.voxels, positions),
                                 (std::int64_t(1) << 30) / (per_row * positions)));
@@ -134,9 +134,9 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   auto device_signals = rows_of("larmor::signals");
   auto kept = rows_of("larmor::settled_signals");
   StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), rows,
-                   components, orders_);
+                   components, states_);
   StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), rows,
-                   components, orders_);
+                   components, states_);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::summed"), positions > 1 ? chunk : 0,
       std::max(samples(), 1), 2);

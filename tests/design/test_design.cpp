@@ -170,7 +170,7 @@ DesignCase small_design(bool time_normalised) {
   c.spec.estimated = {0, 1, 2};
   c.spec.weights = {0.0, 1.0, 1.0};
   c.spec.noise_sigma = 0.01;
-  c.spec.orders = 16;
+  c.spec.max_order = 15;
   c.spec.time_normalised = time_normalised;
   return c;
 }
@@ -186,7 +186,7 @@ TEST(Design, gradient_matches_differences_of_a_double_precision_objective) {
     const auto train = sequence::build_mrf(c.space.decode(x));
     const auto ev = design::evaluate_crlb(train, c.prior, c.spec, true);
     const auto grad = c.space.chain(train, ev.event_gradients);
-    const int orders = sequence::resolve_order_count(train, c.spec.orders);
+    const int orders = sequence::resolve_state_count(train, c.spec.max_order);
     const auto objective = [&](const std::vector<double>& y) {
       return reference_objective(sequence::build_mrf(c.space.decode(y)), c.reference_prior, orders,
                                  c.spec.noise_sigma, time_normalised);

@@ -23,7 +23,7 @@ namespace larmor::test {
 inline void expect_tissue_jvp_matches_differences(const sequence::Description& d,
                                                   const tissue::Tissue& t, int orders) {
   simulate::Options o;
-  o.orders = orders;
+  o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
   simulate::Simulator sim(d, o);
   const int samples = sim.samples();
   constexpr int directions = epg::tissue_tangent_count;
@@ -45,8 +45,8 @@ inline void expect_tissue_jvp_matches_differences(const sequence::Description& d
       const double h = k == 4 ? 1e-3 : 1e-5 * std::abs(x);
       *plo[k] = x - h;
       *phi[k] = x + h;
-      const auto s_lo = reference::simulate(d, lo, sim.orders());
-      const auto s_hi = reference::simulate(d, hi, sim.orders());
+      const auto s_lo = reference::simulate(d, lo, sim.states());
+      const auto s_hi = reference::simulate(d, hi, sim.states());
       std::vector<Complex> fd(static_cast<std::size_t>(samples));
       double scale = 0.0;
       for (int n = 0; n < samples; ++n) {
@@ -130,7 +130,7 @@ struct VjpResult {
 inline VjpResult run_vjp(const sequence::Description& d, const tissue::Tissue& t, int orders,
                          const std::vector<float>& w, int interval = 0) {
   simulate::Options o;
-  o.orders = orders;
+  o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
   simulate::Simulator sim(d, o);
   VjpResult r;
   r.tissue.assign(std::size_t(t.voxels) * epg::tissue_tangent_count, NAN);
@@ -234,7 +234,7 @@ inline int expect_sequence_gradients_match_differences(
   const auto w = random_cotangents(std::size_t(t.voxels) * samples * 2, 92);
   const auto vjp = run_vjp(d, t, orders, w);
   EXPECT_EQ(vjp.sequence.size(), d.events.size() * epg::sequence_gradient::count);
-  const int resolved = sequence::resolve_order_count(d, orders);
+  const int resolved = sequence::resolve_state_count(d, orders - 1);
   const auto loss = [&](const sequence::Description& dd) {
     double l = 0.0;
     for (int v = 0; v < t.voxels; ++v) {
@@ -412,7 +412,7 @@ TEST(TEST_CATEGORY, orders_no_later_sample_reads_change_nothing) {
       };
       const auto run = [&] {
         simulate::Options o;
-        o.orders = orders;
+        o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
         simulate::Simulator sim(d, o);
         Run r;
         r.signals.assign(std::size_t(t.voxels) * sim.samples() * 2, NAN);

@@ -31,7 +31,7 @@ using Complex = std::complex<double>;
 inline std::vector<float> run_on_backend(const sequence::Description& d, const tissue::Tissue& t,
                                          int orders, std::int64_t chunk = 0) {
   simulate::Options o;
-  o.orders = orders;
+  o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
   o.chunk_voxels = chunk;
   simulate::Simulator sim(d, o);
   std::vector<float> out(std::size_t(t.voxels) * std::size_t(sim.samples()) * 2, NAN);
@@ -100,7 +100,7 @@ void expect_matches(const sequence::Description& d, const tissue::Tissue& t, int
                     const Reference& reference) {
   const auto got = run_on_backend(d, t, orders);
   const int samples = d.sample_count();
-  const int resolved = sequence::resolve_order_count(d, orders);
+  const int resolved = sequence::resolve_state_count(d, orders - 1);
   const double tol = float_tolerance(std::int64_t(d.events.size()));
   for (std::int64_t v = 0; v < t.voxels; ++v) {
     const auto want = reference(v, resolved);
@@ -410,13 +410,14 @@ TEST(TEST_CATEGORY, an_external_t2_preparation_module_reaches_the_kernel) {
 TEST(TEST_CATEGORY, too_many_orders_are_refused_by_name) {
   sequence::MeseParams p;
   simulate::Options o;
-  o.orders = 1025;
+  o.max_order = 1024;  // 1025 states: one above the kernels' 1024
   try {
     simulate::Simulator sim(sequence::build_mese(p), o);
-    FAIL() << "1025 orders were accepted";
+    FAIL() << "max_order = 1024 was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("larmor::epg::forward"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("1024"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("max_order = 1024"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("0..1023"), std::string::npos) << e.what();
   }
 }
 

@@ -25,7 +25,7 @@ struct HvpResult {
 inline HvpResult run_hvp(const sequence::Description& d, const tissue::Tissue& t, int orders,
                          const std::vector<float>& w, const std::vector<float>& directions) {
   simulate::Options o;
-  o.orders = orders;
+  o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
   simulate::Simulator sim(d, o);
   HvpResult r;
   r.tissue.assign(std::size_t(t.voxels) * epg::tissue_tangent_count, NAN);
@@ -107,7 +107,7 @@ inline void expect_tissue_hvp_matches_differences(
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 122);
   const auto u = random_directions(t, 123);
   const auto hvp = run_hvp(d, t, orders, w, u);
-  const int resolved = sequence::resolve_order_count(d, orders);
+  const int resolved = sequence::resolve_state_count(d, orders - 1);
   const double tol = tolerance > 0.0 ? tolerance : float_tolerance(std::int64_t(d.events.size()));
   const double h = 1e-3;
   for (int v = 0; v < t.voxels; ++v) {
@@ -146,7 +146,7 @@ inline int expect_sequence_hvp_matches_differences(
   const auto w = random_cotangents(std::size_t(t.voxels) * d.sample_count() * 2, 132);
   const auto u = random_directions(t, 133);
   const auto hvp = run_hvp(d, t, orders, w, u);
-  const int resolved = sequence::resolve_order_count(d, orders);
+  const int resolved = sequence::resolve_state_count(d, orders - 1);
   const auto loss = [&](const sequence::Description& dd, double a) {
     double l = 0.0;
     for (int v = 0; v < t.voxels; ++v)
@@ -218,7 +218,7 @@ inline void expect_adjoint_layouts_agree(const sequence::Description& d, const t
   for (int orders : order_counts) {
     SCOPED_TRACE("orders " + std::to_string(orders));
     simulate::Options o;
-    o.orders = orders;
+    o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
     simulate::Simulator sim(d, o);
     const auto w = random_cotangents(std::size_t(t.voxels) * sim.samples() * 2, 162);
     const auto u = random_directions(t, 163);

@@ -344,8 +344,8 @@ TEST(TEST_CATEGORY, pooled_jvp_matches_central_differences) {
       const double x = *plo[k], h = k == 4 ? 1e-3 : 1e-5 * std::abs(x);
       *plo[k] = x - h;
       *phi[k] = x + h;
-      const auto a = reference::simulate_pooled(d, lo, sim.orders());
-      const auto b = reference::simulate_pooled(d, hi, sim.orders());
+      const auto a = reference::simulate_pooled(d, lo, sim.states());
+      const auto b = reference::simulate_pooled(d, hi, sim.states());
       double scale = 1e-3;
       for (int n = 0; n < samples; ++n)
         scale = std::max(scale, std::abs(b[std::size_t(n)] - a[std::size_t(n)]) / (2 * h));

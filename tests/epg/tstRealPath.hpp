@@ -53,7 +53,7 @@ TEST(TEST_CATEGORY, real_path_matches_the_reference_and_the_complex_kernel) {
       SCOPED_TRACE(d.name + ", orders " + std::to_string(orders));
       const EveryOrder every_order;  // the buckets and groups each count takes
       simulate::Options o;
-      o.orders = orders;
+      o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
       const simulate::Simulator sim(d, o);
       const real_path::RealPathSetting on("on");
       ASSERT_EQ(sim.real_path_refusal(t), "");
@@ -141,7 +141,7 @@ TEST(TEST_CATEGORY, real_path_jvp_matches_central_differences) {
       for (int orders : {6, 24}) {
         SCOPED_TRACE(d.name + ", orders " + std::to_string(orders) + ", layout '" + layout + "'");
         simulate::Options o;
-        o.orders = orders;
+        o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
         ASSERT_EQ(simulate::Simulator(d, o).real_path_refusal(t), "");
         expect_tissue_jvp_matches_differences(d, t, orders);
       }
@@ -152,7 +152,7 @@ TEST(TEST_CATEGORY, real_path_jvp_matches_central_differences) {
     ::setenv("LARMOR_EPG_LAYOUT", "4x1", 1);
     std::vector<float> s(5 * 16 * 2), g(5 * 5 * 16 * 2);
     simulate::Options o;
-    o.orders = 24;
+    o.max_order = 23;
     EXPECT_THROW(simulate::Simulator(sequence::build_mese(cp), o)
                      .run_tissue_jvp_into<TEST_EXECSPACE>(t, s.data(), g.data()),
                  std::invalid_argument);
@@ -194,7 +194,7 @@ TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
       SCOPED_TRACE(d.name + ", orders " + std::to_string(orders) + (plain ? ", plain" : ""));
       const ScopedSetting layout("LARMOR_ADJOINT_LAYOUT", plain ? "plain" : "");
       simulate::Options o;
-      o.orders = orders;
+      o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
       const real_path::RealPathSetting on("on");
       ASSERT_EQ(simulate::Simulator(d, o).reverse_real_path_refusal(t), "");
       EXPECT_GT(expect_sequence_gradients_match_differences(d, t, orders), 40);
@@ -243,7 +243,7 @@ TEST(TEST_CATEGORY, reverse_sweep_lanes_match_one_train_and_the_complex_kernel) 
         }
         const real_path::RealPathSetting on("on");
         simulate::Options o;
-        o.orders = orders;
+        o.max_order = orders - 1;  // `orders` counts states (0..orders-1)
         ASSERT_EQ(simulate::Simulator(d, o).reverse_real_path_refusal(t), "");
         const auto lanes = run_vjp(d, t, orders, w, interval);
         VjpResult scalar;
@@ -304,13 +304,14 @@ TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   EXPECT_EQ(with_zero_flip.real_path_refusal(t), "");
   EXPECT_NE(with_zero_flip.reverse_real_path_refusal(t).find("event 3: a pulse of zero flip"),
             std::string::npos);
-  // By default a tiny problem keeps the complex kernel.
+  // By default the path is taken at every size, one voxel included.
   ::unsetenv("LARMOR_REAL_PATH");
   tissue::Tissue one = random_tissue(1, 513, false);
-  EXPECT_NE(sim.real_path_refusal(one).find("4096"), std::string::npos);
-  // Large enough: taken by default.
+  EXPECT_EQ(sim.real_path_refusal(one), "");
   const tissue::Tissue big = random_tissue(400, 514, false);
   EXPECT_EQ(sim.real_path_refusal(big), "");
+  ::setenv("LARMOR_REAL_PATH", "off", 1);
+  EXPECT_EQ(sim.real_path_refusal(one), "LARMOR_REAL_PATH=off");
   ::setenv("LARMOR_REAL_PATH", "sometimes", 1);
   EXPECT_THROW(sim.real_path_refusal(t), std::invalid_argument);
 }

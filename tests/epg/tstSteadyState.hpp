@@ -17,7 +17,7 @@ inline simulate::SteadyStateReport run(const sequence::Description& d, const tis
                                        const simulate::SteadyStateOptions& o,
                                        std::vector<float>& signals, int orders = 0) {
   simulate::Options so;
-  so.orders = orders;
+  so.max_order = orders - 1;  // `orders` counts states (0..orders-1)
   simulate::Simulator sim(d, so);
   signals.assign(std::size_t(t.voxels) * sim.samples() * 2, NAN);
   return sim.run_steady_state_into<TEST_EXECSPACE>(t, signals.data(), o);

@@ -24,7 +24,7 @@ t2_ms = { from = 20.0, to = 400.0, count = 5, spacing = "log" }
 b1 = [0.8, 1.0, 1.2]
 
 [simulation]
-orders = 16
+max_order = 15
 
 [output]
 path = "out.h5"

@@ -58,7 +58,7 @@ t2_ms = { from = 10.0, to = 1000.0, count = 3, spacing = "log" }
 b1 = [0.9, 1.1]
 
 [simulation]
-orders = 40
+max_order = 39
 
 [output]
 path = "out.h5"
@@ -67,7 +67,7 @@ path = "out.h5"
   EXPECT_EQ(d.builder, "mese");
   EXPECT_EQ(d.sequence.sample_count(), 12);
   EXPECT_NEAR(d.sequence.parameters.at("echo_spacing_s"), 0.008, 1e-15);
-  EXPECT_EQ(d.simulation.orders, 40);
+  EXPECT_EQ(d.simulation.max_order, 39);
   EXPECT_EQ(d.output_path, "out.h5");
   ASSERT_EQ(d.tissue.mode, TissueSpec::Mode::grid);
   const auto& t2 = d.tissue.values.at(tissue::Property::t2);
@@ -310,10 +310,51 @@ TEST_F(DeckTest, unknown_builder_and_section_are_refused) {
 }
 
 TEST_F(DeckTest, too_many_orders_are_refused_with_the_kernel_name) {
-  const std::string e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +
-                                 "[simulation]\norders = 4096\n");
+  std::string e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +
+                           "[simulation]\nmax_order = 1024\n");
   EXPECT_NE(e.find("deck.toml:8"), std::string::npos) << e;
+  EXPECT_NE(e.find("max_order"), std::string::npos) << e;
+  EXPECT_NE(e.find("1023"), std::string::npos) << e;
   EXPECT_NE(e.find("larmor::epg::forward"), std::string::npos) << e;
+  e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +
+               "[simulation]\nmax_order = -1\n");
+  EXPECT_NE(e.find("max_order must be an integer >= 0"), std::string::npos) << e;
+}
+
+// mt_spgr's excitation as a rectangular hard pulse: its power integral
+// flip^2 / duration (rad^2/s), and a length outrunning the MT gap refused.
+TEST_F(DeckTest, mt_spgr_excitation_duration_carries_power_or_is_refused_by_name) {
+  const std::string head = "[sequence]\nbuilder = \"mt_spgr\"\nrepetitions = 2\nflip_deg = 10.0\n";
+  const Deck d = read_deck(write(head + "excitation_duration_ms = 0.8\n" + std::string(kTissue)));
+  const double a = 10.0 * 3.14159265358979323846 / 180.0;
+  int excitations = 0;
+  for (const auto& e : d.sequence.events) {
+    if (e.kind != sequence::EventKind::pulse || e.rf_frequency_hz != 0.0) continue;
+    EXPECT_FLOAT_EQ(e.saturation, float(a * a / 0.8e-3));
+    ++excitations;
+  }
+  EXPECT_EQ(excitations, 2);
+  const std::string e = error_of(head + "excitation_duration_ms = 2.0\n" + std::string(kTissue));
+  EXPECT_NE(e.find("excitation_duration_ms"), std::string::npos) << e;
+}
+
+// The state count of the old `orders` key is one more than the cap it meant.
+TEST_F(DeckTest, the_old_orders_key_is_refused_with_the_max_order_to_write) {
+  const std::string e = error_of("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +
+                                 "[simulation]\norders = 40\n");
+  EXPECT_NE(e.find("deck.toml:8"), std::string::npos) << e;
+  EXPECT_NE(e.find("[simulation] orders"), std::string::npos) << e;
+  EXPECT_NE(e.find("write max_order = 39"), std::string::npos) << e;
+}
+
+TEST_F(DeckTest, a_max_order_keeps_orders_zero_to_it) {
+  const Deck d = read_deck(write("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue) +
+                                 "[simulation]\nmax_order = 2\n"));
+  EXPECT_EQ(d.simulation.max_order, 2);
+  EXPECT_EQ(simulate::Simulator(d.sequence, d.simulation).states(), 3);
+  const Deck automatic =
+      read_deck(write("[sequence]\nbuilder = \"mese\"\n" + std::string(kTissue), "auto.toml"));
+  EXPECT_EQ(automatic.simulation.max_order, -1);
 }
 
 TEST_F(DeckTest, nan_values_and_bad_ranges_are_refused) {
@@ -349,12 +390,12 @@ t2_ms = { from = 20.0, to = 200.0, count = 3, spacing = "log" }
 b1 = 1.0
 
 [simulation]
-orders = 16
+max_order = 15
 )";
   std::mt19937 rng(2026);
   const std::string alphabet = "[]{}=,.\"#0123456789-+eEnaif_ \n";
   int refused = 0, read = 0;
-  for (int trial = 0; trial < 400; ++trial) {
+  for (int trial = 0; trial < 800; ++trial) {
     std::string text = good;
     const int edits = 1 + int(rng() % 3);
     for (int e = 0; e < edits; ++e) {

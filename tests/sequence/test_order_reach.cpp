@@ -139,13 +139,14 @@ TEST(OrderReach, random_streams) {
 }
 
 TEST(OrderReach, the_simulator_runs_the_reaching_orders_and_keeps_the_truncation) {
-  MeseParams p;  // 32 echoes: a winding of 64, so the default keeps 64 orders
+  MeseParams p;  // 32 echoes: a winding of 64, so the default keeps orders 0..63
   const simulate::Simulator sim(build_mese(p));
-  EXPECT_EQ(sim.orders(), 64);
-  EXPECT_EQ(sim.kernel_orders(), 32);
+  EXPECT_EQ(sim.max_order(), 63);
+  EXPECT_EQ(sim.states(), 64);
+  EXPECT_EQ(sim.kernel_states(), 32);
   simulate::Options few;
-  few.orders = 20;  // a requested truncation below the reach stays as asked
-  EXPECT_EQ(simulate::Simulator(build_mese(p), few).kernel_orders(), 20);
+  few.max_order = 19;  // a requested truncation below the reach stays as asked
+  EXPECT_EQ(simulate::Simulator(build_mese(p), few).kernel_states(), 20);
 }
 
 // The orders each event's record counts live, written out by hand for a

@@ -36,20 +36,49 @@ TEST(Operators, emit_the_documented_vocabulary) {
   EXPECT_EQ(d.declared_winding(), 4);  // two crushers, two shifts
 }
 
-TEST(OrderCount, is_winding_plus_one_clamped_and_overridable) {
+TEST(OrderCap, is_the_winding_clamped_and_overridable) {
   Description d;
-  EXPECT_EQ(default_order_count(d), 8);  // clamped up
+  EXPECT_EQ(default_max_order(d), 7);  // clamped up
+  EXPECT_EQ(resolve_state_count(d, -1), 8);
   for (int i = 0; i < 20; ++i) d << Dephase{};
-  EXPECT_EQ(default_order_count(d), 21);
+  EXPECT_EQ(default_max_order(d), 20);  // 20 shifts reach order 20
   for (int i = 0; i < 100; ++i) d << Dephase{};
-  EXPECT_EQ(default_order_count(d), 64);  // clamped down
-  EXPECT_EQ(resolve_order_count(d, 300), 300);
+  EXPECT_EQ(default_max_order(d), 63);  // clamped down
+  // A cap of N keeps orders 0..N: N + 1 states; a cap of 0 keeps order 0 alone.
+  EXPECT_EQ(resolve_state_count(d, 300), 301);
+  EXPECT_EQ(resolve_state_count(d, 0), 1);
+  EXPECT_EQ(resolve_state_count(d, 1023), 1024);
   try {
-    resolve_order_count(d, 2000);
-    FAIL() << "2000 orders accepted";
+    resolve_state_count(d, 1024);
+    FAIL() << "max_order = 1024 accepted";
   } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("max_order = 1024"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("larmor::epg::forward"), std::string::npos);
   }
+}
+
+// A gradient-echo train with a shift per repetition: a state a pulse turns to
+// F- at order k is read k shifts later, so samples reach about half the
+// winding, above the automatic cap's 63 for 200 repetitions.
+TEST(OrderCap, warns_when_the_automatic_cap_drops_orders_a_sample_reaches) {
+  Description d;
+  for (int n = 0; n < 200; ++n) {
+    d << Excitation{30.0, 0.0, 0.001} << Readout{0.0, 0.004, true, AfterReadout::shift};
+  }
+  const int reached = sample_reach_order_count(d) - 1;
+  ASSERT_GT(reached, 63);
+  const std::string w = automatic_cap_warning(d, -1);
+  EXPECT_NE(w.find("reach EPG order " + std::to_string(reached)), std::string::npos) << w;
+  EXPECT_NE(w.find("keeps orders 0..63"), std::string::npos) << w;
+  EXPECT_NE(w.find("max_order = " + std::to_string(reached)), std::string::npos) << w;
+  // An explicit cap is the user's choice: no warning.
+  EXPECT_EQ(automatic_cap_warning(d, 63), "");
+  // A clamp that drops only orders no sample reads: no warning (mese winds 64,
+  // its samples reach 31).
+  MeseParams p;
+  const Description mese = build_mese(p);
+  ASSERT_EQ(default_max_order(mese), 63);
+  EXPECT_EQ(automatic_cap_warning(mese, -1), "");
 }
 
 TEST(Builders, mese_is_a_cpmg_train) {
@@ -59,7 +88,7 @@ TEST(Builders, mese_is_a_cpmg_train) {
   const Description d = build_mese(p);
   ASSERT_EQ(d.events.size(), 1u + 2u * 4u);
   EXPECT_EQ(d.sample_count(), 4);
-  EXPECT_EQ(default_order_count(d), 9);  // 8 crushers + 1
+  EXPECT_EQ(default_max_order(d), 8);  // 8 crushers
   const auto t = d.timestamps_s();
   const PackedSequence packed = pack(d);
   // Echo n sits at n * ESP after the excitation.
@@ -85,7 +114,7 @@ TEST(Builders, spgr_phases_are_quadratic) {
     EXPECT_DOUBLE_EQ(d.events[std::size_t(2 * n + 1)].phase_rad, a);
   }
   EXPECT_NEAR(d.total_duration_s(), 50 * 0.008, 1e-12);
-  EXPECT_EQ(default_order_count(d), 51);
+  EXPECT_EQ(default_max_order(d), 50);
 }
 
 TEST(Builders, bssfp_records_after_its_dummies_only) {

@@ -210,7 +210,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   }
   t.validate("PERK training tissue");
   simulate::Options options;
-  options.orders = spec.orders;
+  options.max_order = spec.max_order;
   const simulate::Simulator sim(sequence, options);
   const int d = sim.samples();
   if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");

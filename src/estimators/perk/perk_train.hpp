@@ -38,7 +38,7 @@ struct PerkSpec {
   std::vector<double> lambdas;  // bandwidth scales; empty: 2^{-0.5, 0, 0.5, 1, 1.5}
   std::vector<double> rhos;     // regularisations; empty: 2^{-40, -34, -28, -22, -16}
   std::uint64_t seed = 1;
-  int orders = 0;  // EPG orders (0: the default rule)
+  int max_order = -1;  // highest EPG order kept (< 0: the automatic cap)
   // Also regress the signal level (the mean magnitude at M0 = 1) on the
   // normalised inputs, as a last output named m0: M0 is then the measured
   // mean magnitude over it (m0_from_level), the nuisance marginalised.

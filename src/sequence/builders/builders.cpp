@@ -239,6 +239,13 @@ Description build_mt_spgr(const MtSpgrParams& p) {
   require(std::isfinite(p.mt_gap_s) && p.mt_gap_s >= 0.0, "mt_spgr", "the MT gap must be >= 0");
   require(std::isfinite(p.te_s) && p.te_s >= 0.0 && p.mt.duration_s + p.mt_gap_s + p.te_s < p.tr_s,
           "mt_spgr", "the MT pulse, its gap and TE must fit in TR");
+  require(
+      std::isfinite(p.excitation_duration_s) && p.excitation_duration_s >= 0.0 &&
+          0.5 * p.excitation_duration_s <= p.mt_gap_s && 0.5 * p.excitation_duration_s <= p.te_s,
+      "mt_spgr",
+      "the excitation's duration (excitation_duration_ms in a deck) must be >= 0 with its first "
+      "half within the MT gap and its second half within TE (the pulse is centred on its "
+      "instant)");
   require_event_count(double(p.repetitions) * (p.mt.samples + 4), "mt_spgr",
                       "repetitions x (MT samples + 4)");
   Description d;
@@ -249,13 +256,14 @@ Description build_mt_spgr(const MtSpgrParams& p) {
                   {"repetitions", double(p.repetitions)},
                   {"mt_flip_deg", p.mt.flip_deg},
                   {"mt_duration_s", p.mt.duration_s},
-                  {"mt_offset_hz", p.mt.offset_hz}};
+                  {"mt_offset_hz", p.mt.offset_hz},
+                  {"excitation_duration_s", p.excitation_duration_s}};
   const AfterReadout after =
       p.spoiler == Spoiler::ideal ? AfterReadout::spoil : AfterReadout::shift;
   for (int n = 0; n < p.repetitions; ++n) {
     d << p.mt << Delay{p.mt_gap_s};
     const double phase = p.phase_increment_deg * 0.5 * double(n) * double(n + 1);
-    d << Excitation{p.flip_deg, phase, p.te_s};
+    d << Excitation{p.flip_deg, phase, p.te_s, 0u, p.excitation_duration_s};
     d << Readout{phase, p.tr_s - p.mt.duration_s - p.mt_gap_s - p.te_s, true, after};
   }
   return d;

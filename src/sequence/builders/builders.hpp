@@ -126,10 +126,14 @@ Description& operator<<(Description& d, const MtSaturation& mt);
 // MT-weighted spoiled gradient echo (the MTsat protocol's MT scan): per
 // repetition an MtSaturation, `mt_gap_s` to the excitation, then an RF-spoiled
 // gradient echo as in build_spgr (quadratic RF phase, the receiver following,
-// one shift after the readout or ideal spoiling).
+// one shift after the readout or ideal spoiling). The excitation is a hard
+// pulse, instantaneous unless `excitation_duration_s` > 0 gives it a
+// rectangle (centred on its instant, half of it within the gap and half
+// within TE) and so a power integral that saturates a bound pool too.
 struct MtSpgrParams {
   MtSaturation mt;
   double mt_gap_s = 0.0005;
+  double excitation_duration_s = 0.0;
   double flip_deg = 6.0;
   double tr_s = 0.028;
   double te_s = 0.003;
