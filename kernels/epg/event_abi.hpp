@@ -89,6 +89,14 @@ inline constexpr int shifts_of(std::uint32_t a) {
          int((a & action::shift_after) != 0);
 }
 
+// The lobes inside an event's duration: its own crush_after and shift_after
+// lobes and the next event's crush_before lobe (`next`: that event's action;
+// the last event's is the first event's, as a repeated period's is).
+inline constexpr int lobes_in_interval(std::uint32_t own, std::uint32_t next) {
+  return int((own & action::crush_after) != 0) + int((own & action::shift_after) != 0) +
+         int((next & action::crush_before) != 0);
+}
+
 // Kernel limits (see docs/kernels.md). A tile holds at most one order per
 // thread, and a GPU block has at most 1024 threads.
 inline constexpr int max_orders = 1024;

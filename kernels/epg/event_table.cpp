@@ -69,13 +69,6 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     }
   }
   const bool from_equilibrium = live_rule != LiveOrders::all;
-  // The stream wraps, as a carried state's period does: the last event's
-  // duration holds the first event's crush_before lobe (sequence::Description::
-  // lobe_time_after_s; from equilibrium that lobe acts on nothing).
-  const auto lobe_before = [&](std::int64_t next) {
-    if (next == ev.count) next = 0;
-    return (ev.action[next] & abi::action::crush_before) != 0 ? 1 : 0;
-  };
   int shifts = 0;
   for (std::int64_t i = 0; i < ev.count; ++i) {
     const auto kind = ev.kind[i];
@@ -112,8 +105,9 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     r.flip = ev.flip[i];
     r.cos_phase = static_cast<float>(std::cos(ev.phase[i]));
     r.sin_phase = static_cast<float>(std::sin(ev.phase[i]));
-    const int lobes = int((act & abi::action::crush_after) != 0) +
-                      int((act & abi::action::shift_after) != 0) + lobe_before(i + 1);
+    // The stream wraps, as a carried state's period does (from equilibrium
+    // the first event's crush_before lobe acts on nothing).
+    const int lobes = abi::lobes_in_interval(act, ev.action[i + 1 < ev.count ? i + 1 : 0]);
     r.control = act | (std::uint32_t(lobes) << 6) | (std::uint32_t(kind) << 8) |
                 (std::uint32_t(live) << 16);
     const bool is_pulse = kind == static_cast<std::uint8_t>(abi::EventKind::pulse);

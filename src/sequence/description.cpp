@@ -33,11 +33,8 @@ int Description::declared_winding() const {
 
 double Description::lobe_time_after_s(std::size_t i) const {
   if (!(crusher.duration_s > 0.0) || i >= events.size()) return 0.0;
-  const std::uint32_t own = events[i].action;
   const std::uint32_t next = events[i + 1 < events.size() ? i + 1 : 0].action;
-  const int lobes = int((own & action::crush_after) != 0) + int((own & action::shift_after) != 0) +
-                    int((next & action::crush_before) != 0);
-  return double(lobes) * crusher.duration_s;
+  return double(abi::lobes_in_interval(events[i].action, next)) * crusher.duration_s;
 }
 
 double Description::total_duration_s() const {

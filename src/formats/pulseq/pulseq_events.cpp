@@ -290,6 +290,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
     record.phase_deg = (p.event_phase + std::arg(p.area)) * kDegrees;
     record.use = rf.use;
     const bool fixed_b1 = options.b1_fixed_uses.find(rf.use) != std::string::npos;
+    const std::uint32_t pulse_bits = fixed_b1 ? sequence::action::b1_fixed : 0u;
     if (fixed_b1) ++b1_fixed_pulses;
     if (p.selective && !split(p)) {
       const double offset = detail::dot(p.gradient, slice_position) - p.freq;
@@ -334,7 +335,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
             p.event_phase + std::arg(w1) + kTwoPi * p.freq * (s.t[n] - p.ramp_origin);
         in.event.rf_frequency_hz = p.selective ? 0.0 : p.freq;
         in.event.saturation = single_precision_power(std::norm(w1) * s.w[n], b.id, fail);
-        in.event.action = fixed_b1 ? sequence::action::b1_fixed : 0u;
+        in.event.action = pulse_bits;
         instants.push_back(in);
       }
     } else {
@@ -358,7 +359,7 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
       in.event.phase_rad = p.event_phase + std::arg(p.area) +
                            (p.selective ? kTwoPi * p.freq * (p.centre - p.ramp_origin) : 0.0);
       in.event.saturation = single_precision_power(p.power, b.id, fail);
-      in.event.action = fixed_b1 ? sequence::action::b1_fixed : 0u;
+      in.event.action = pulse_bits;
       instants.push_back(in);
       const char use = rf.use;
       const bool refocuses = use == 'r' || use == 'i' ||
