@@ -3,9 +3,10 @@
 // Ideal refocusing leaves pathways whose amplitudes shrink by ~1e-8 per pulse
 // (sin(pi) in float), so a spin-echo train reaches the denormal range within
 // a few pulses. Many x86 cores take a microcode assist for every denormal
-// operand, which made a CPMG train 18x slower on one host. Values below
-// 1e-38 of M0 carry no signal; GPUs run denormals at full speed and need no
-// guard.
+// operand, which makes such trains several times slower (docs/performance.md,
+// "Host kernels"; `larmor bench -w mese` on the host measures it). Values
+// below 1e-38 of M0 carry no signal; GPUs run denormals at full speed and
+// need no guard.
 #pragma once
 
 #include <Kokkos_Core.hpp>

@@ -52,9 +52,10 @@ inline double reverse_state_floats(int orders, int free_pools = 1, int bound_poo
 
 // The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
 // An interval of the whole stream keeps every state and the grouped kernel
-// then skips the replay; as a default that measured 7 % slower for the VJP on
-// the H200 (and 7 % faster for the HVP: docs/performance.md), so it is left
-// to the caller.
+// then skips the replay, but storing every state puts its writes on the first
+// sweep's critical path: slower for the VJP, faster for the HVP
+// (docs/performance.md, "Reverse sweeps"; `larmor bench -m vjp|hvp`), so it
+// is left to the caller.
 inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
 }

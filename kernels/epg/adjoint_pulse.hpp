@@ -91,8 +91,8 @@ KOKKOS_INLINE_FUNCTION float flip_per_b1(const EventRecord& rec, float gain) {
 // `d` gives the transmit field, the slice tables and the voxel's slice
 // position; `x` its b1. `Shaped`: the sweep runs slice-selective pulses
 // (`d` is then a SliceTerms; without, the sweep compiles as before they
-// existed: their branches cost the plain kernel 64 -> 96 registers on a
-// device).
+// existed: their branches cost the plain kernel registers, and so occupancy,
+// on a device; docs/performance.md, "Reverse sweeps").
 template <class Real, bool Shaped, class Terms, class Tissue>
 KOKKOS_INLINE_FUNCTION ReversePulse<Real> reverse_pulse_of(const EventRecord& rec, const Terms& d,
                                                            const Tissue& x) {

@@ -2,9 +2,9 @@
 // Dual<float, 5> with the dual numbers' parts stored apart.
 //
 // Stored as Dual structs (value and five tangents side by side), the host's
-// lane loops do not vectorise: g++ left them scalar, and the on-axis JVP cost
-// 30-46x its forward run on a core (docs/performance-real-path.md, ninth
-// session). Here each part of each order is a lane-contiguous row, part 0 the
+// lane loops do not vectorise: g++ leaves them scalar (docs/performance.md,
+// "Host kernels"; `larmor bench -m jvp -w mrf` on one core measures the
+// difference). Here each part of each order is a lane-contiguous row, part 0 the
 // value and part 1 + d the tangent along tissue direction d, so every step is
 // a loop over lanes on plain floats. The steps are those of axis_state.hpp written out
 // per part: a dual product x y has tangent x.v y.t + x.t y.v, and along df

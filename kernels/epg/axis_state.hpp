@@ -119,8 +119,8 @@ KOKKOS_FORCEINLINE_FUNCTION Real sample_im(const Real& a0) {
 // Every order is rotated and relaxed at every event, live or not: the
 // threads of a warp run in lockstep and the group's first thread always
 // holds live orders, so skipping a thread's dead ones saves no time, while
-// the per-order tests cost instructions (Nsight Compute: 24 per repetition
-// of mrf). Dead orders are exactly zero and stay so; the run's truncation at
+// the per-order tests cost instructions (docs/performance.md, "Device
+// kernels"). Dead orders are exactly zero and stay so; the run's truncation at
 // `orders` (below the group's threads x OPT) is kept by `kept`, which clears
 // F+ where a shift moves it past the last order.
 template <class Real, int OrdersPerThread, int Lanes>

@@ -163,8 +163,9 @@ struct ForwardKernel {
   static constexpr bool defers_relaxation = OnAxis && std::is_same_v<Real, float>;
   // Device blocks defer the shifts too (PendingInterval::shifts): each pulse
   // folds them into its rotation, so the loop moves no registers to shift.
-  // A host ring shifts by moving two offsets; deferring them there measured
-  // 14 % slower (mese on one core) for no work saved.
+  // A host ring shifts by moving two offsets, so deferring saves no work
+  // there, and measured slower (docs/performance.md, "Device kernels":
+  // `larmor bench -w mese -t in_phase` on one host core).
   static constexpr bool defers_shifts =
       defers_relaxation && !Declared && !kx::is_host_space_v<ExecSpace>;
 
@@ -219,8 +220,9 @@ struct ForwardKernel {
     // A carried state may fill every order from the start: its event table
     // counts every order live (epg::LiveOrders::all).
     // Only the full variant loads one: compiled into the plain kernel, the
-    // load slowed g++'s host loops by 45 % (mese 9.4 -> 13.3 ns per event per
-    // voxel on the 2-core machine).
+    // load changes how g++ compiles the host loops and slows every plain run
+    // (docs/performance.md, "Host kernels"; `larmor bench -w mese` on the
+    // host).
     if constexpr (Declared) {
       if (state_in.extent(0) > 0) state.load(state_in, lane.voxel, lane.active, events.orders);
     }
@@ -380,8 +382,9 @@ struct ForwardKernel {
       }
     }
     // The store stays in both variants (the plain one never receives a
-    // carried state): without it g++ compiled the plain host kernel as slowly
-    // as with the load above, for reasons of its own (measured, not derived).
+    // carried state): without it g++ compiles the plain host kernel as slowly
+    // as with the load above. That is g++'s code generation, found by
+    // measuring (`larmor bench -w mese` on the host), not derived.
     if (state_out.extent(0) > 0) {
       if constexpr (defers_shifts) state.shift_times(team, exchange, pending.shifts);
       if constexpr (defers_relaxation) {

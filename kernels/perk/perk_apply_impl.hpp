@@ -108,8 +108,8 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
   t.feature_blocks = (features + t.features_per_block - 1) / t.features_per_block;
   if (!deterministic) {
     // Split only a launch too small to fill the device. Splitting further
-    // only repeats the input reads and adds atomics (ncu: a 200,000-voxel
-    // launch split 4 ways took 0.285 ms, unsplit 0.191 ms).
+    // only repeats the input reads and adds atomics (docs/performance.md,
+    // "PERK kernels": `larmor bench -m perk`).
     const long long wanted = wanted_teams(t.team_threads);
     if (t.voxel_blocks < wanted) {
       const long long s = (wanted + t.voxel_blocks - 1) / t.voxel_blocks;
@@ -129,9 +129,10 @@ struct alignas(16) Quad {
 
 #if defined(__CUDA_ARCH__)
 // Team scratch reached through a generic pointer compiles to generic loads,
-// which wait on the L1TEX pipeline (ncu, apply kernel: 42 % of its stall
-// cycles). Indexing the dynamic shared memory itself gives shared loads; the
-// records' offset in it is taken once per team (level-0 scratch only).
+// which wait on the L1TEX pipeline (Nsight Compute's stall reasons for the
+// apply kernel; docs/performance.md, "PERK kernels"). Indexing the dynamic
+// shared memory itself gives shared loads; the records' offset in it is taken
+// once per team (level-0 scratch only).
 extern __shared__ Quad larmor_perk_shared_quads[];
 #endif
 
