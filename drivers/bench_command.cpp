@@ -176,20 +176,21 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> sequence_hvp(
       "larmor::bench_sequence_hvp", hvp ? sim.events() : 0, epg::sequence_gradient::count);
   Exec exec;
+  const epg::LaunchOptions& launch = sim.launch_settings().kernels;
   auto run_all = [&] {
     exec.fence();
     const auto t0 = std::chrono::steady_clock::now();
     for (const auto& c : chunks) {
       if (jvp) {
-        epg::simulate_tissue_jvp(exec, table, c, signals, tangents);
+        epg::simulate_tissue_jvp(exec, table, c, signals, tangents, launch);
       } else if (hvp) {
         epg::simulate_tissue_hvp(exec, table, c, directions, cotangents, tissue_gradients,
-                                 sequence_gradients, tissue_hvp, sequence_hvp, interval);
+                                 sequence_gradients, tissue_hvp, sequence_hvp, interval, launch);
       } else if (vjp) {
         epg::simulate_tissue_vjp(exec, table, c, cotangents, tissue_gradients, sequence_gradients,
-                                 interval);
+                                 interval, launch);
       } else {
-        epg::simulate_forward(exec, table, c, signals);
+        epg::simulate_forward(exec, table, c, signals, {}, launch);
       }
       // The positions' signals summed into the voxel's (forward and jvp signals).
       if (positions > 1 && !vjp) {
@@ -216,7 +217,7 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   res.median_s = times[times.size() / 2];
   res.flops = flops_per_voxel(sim.packed(), sim.kernel_states(), on_axis) * double(voxels);
   const epg::LaunchShape shape =
-      epg::choose_launch_shape<Exec>(sim.kernel_states(), int(chunk), on_axis);
+      epg::choose_launch_shape<Exec>(sim.kernel_states(), int(chunk), on_axis, launch);
   // orders per thread x lanes / threads per group x groups per team
   res.layout = std::to_string(shape.orders_per_thread) + "x" + std::to_string(shape.lanes) + "/" +
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);

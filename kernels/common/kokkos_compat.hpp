@@ -11,6 +11,15 @@
 #error "Kokkos_Core.hpp did not define KOKKOS_VERSION"
 #endif
 
+// Unrolls a fixed-count loop in device code, where a rolled loop over a
+// register array would put the array in local memory; host code leaves the
+// choice to the compiler.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define LARMOR_UNROLL _Pragma("unroll")
+#else
+#define LARMOR_UNROLL
+#endif
+
 namespace larmor::kx {
 
 #if KOKKOS_VERSION >= 30700

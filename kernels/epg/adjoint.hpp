@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "epg/event_table.hpp"
+#include "epg/launch_options.hpp"
 #include "epg/tissue_views.hpp"
 
 namespace larmor::epg {
@@ -72,7 +73,8 @@ void simulate_tissue_vjp(const ExecSpace& exec,
                          const TissueViews<typename ExecSpace::memory_space>& tissue,
                          const CotangentsOf<ExecSpace>& cotangents,
                          const MatrixOf<ExecSpace>& tissue_gradients,
-                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval);
+                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval,
+                         const LaunchOptions& options = {});
 
 // Forward over reverse: the adjoint run at dual numbers whose tangent is the
 // tissue direction u = directions(voxel, {M0, T1, T2, B1, df}). Writes what
@@ -81,14 +83,12 @@ void simulate_tissue_vjp(const ExecSpace& exec,
 // tissue times u) and ADDS to sequence_hvp(event, {flip, phase, duration}) the
 // mixed second derivatives d2L / d(sequence value) du, summed over voxels.
 template <class ExecSpace>
-void simulate_tissue_hvp(const ExecSpace& exec,
-                         const EventTable<typename ExecSpace::memory_space>& events,
-                         const TissueViews<typename ExecSpace::memory_space>& tissue,
-                         const ConstMatrixOf<ExecSpace>& directions,
-                         const CotangentsOf<ExecSpace>& cotangents,
-                         const MatrixOf<ExecSpace>& tissue_gradients,
-                         const MatrixOf<ExecSpace>& sequence_gradients,
-                         const MatrixOf<ExecSpace>& tissue_hvp,
-                         const MatrixOf<ExecSpace>& sequence_hvp, int checkpoint_interval);
+void simulate_tissue_hvp(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const ConstMatrixOf<ExecSpace>& directions, const CotangentsOf<ExecSpace>& cotangents,
+    const MatrixOf<ExecSpace>& tissue_gradients, const MatrixOf<ExecSpace>& sequence_gradients,
+    const MatrixOf<ExecSpace>& tissue_hvp, const MatrixOf<ExecSpace>& sequence_hvp,
+    int checkpoint_interval, const LaunchOptions& options = {});
 
 }  // namespace larmor::epg

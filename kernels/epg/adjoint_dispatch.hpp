@@ -4,11 +4,10 @@
 // device, all of them on one host thread) for up to 64 orders, the plain one-voxel-per-thread
 // kernel (adjoint_impl.hpp) above and for slice-selective pulses; an on-axis table at float takes
 // the grouped layout on the axis states (axis_adjoint.hpp), eight voxels in SIMD lanes per host
-// thread (one under LARMOR_REAL_SCALAR=1). LARMOR_ADJOINT_LAYOUT=plain selects the plain kernel for
-// any order count (the tests compare the two everywhere).
+// thread (one under LaunchOptions::real_scalar). LaunchOptions::plain_adjoint selects the plain
+// kernel for any order count (the tests compare the two everywhere).
 #pragma once
 
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -57,22 +56,6 @@ Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
   return kernel;
 }
 
-// Which layout runs: LARMOR_ADJOINT_LAYOUT, else grouped (faster on both
-// kinds of backend: 1.3-1.9x on one host core, docs/performance.md).
-inline bool use_grouped_layout(int orders) {
-  if (orders > 64) return false;
-  const char* text = std::getenv("LARMOR_ADJOINT_LAYOUT");
-  if (text != nullptr && *text != '\0') {
-    const std::string layout = text;
-    if (layout != "plain" && layout != "grouped") {
-      throw std::invalid_argument(std::string(adjoint_kernel_name) + ": LARMOR_ADJOINT_LAYOUT='" +
-                                  layout + "' is not plain or grouped");
-    }
-    return layout == "grouped";
-  }
-  return true;
-}
-
 // Checks the shapes, picks the interval, the layout and the order bucket, and
 // launches.
 template <class ExecSpace, class Real>
@@ -82,7 +65,7 @@ void simulate_reverse(const ExecSpace& exec,
                       const ConstMatrixOf<ExecSpace>& directions,
                       const CotangentsOf<ExecSpace>& cotangents,
                       const ReverseOutputs<typename ExecSpace::memory_space>& out,
-                      int checkpoint_interval) {
+                      int checkpoint_interval, const LaunchOptions& options) {
   const std::string name = adjoint_kernel_name;
   if (tissue.voxels <= 0 || events.count == 0) return;
   check_order_limit(events.orders, adjoint_kernel_name);
@@ -143,9 +126,10 @@ void simulate_reverse(const ExecSpace& exec,
     return layout(std::integral_constant<int, 64>{});
   }
   // Slice-selective pulses take the plain kernel: its general rotations
-  // compiled into the grouped one cost it 26 % on the H200 (mrf, complex),
-  // where every pulse is instantaneous.
-  if (use_grouped_layout(events.orders) && events.slice_profiles == 0) {
+  // compiled into the grouped one would slow every grouped run, where every
+  // pulse is instantaneous (docs/performance.md, "Reverse sweeps";
+  // LARMOR_REAL_PATH=off larmor bench -m vjp -w mrf).
+  if (events.orders <= 64 && !options.plain_adjoint && events.slice_profiles == 0) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
     // team. Host: a team of one thread holding every order (of eight voxels
     // in SIMD lanes on the axis). An on-axis table (at float) runs the axis
@@ -185,7 +169,7 @@ void simulate_reverse(const ExecSpace& exec,
               return axis(std::integral_constant<int, 32>{}, lanes_constant, 1);
             return axis(std::integral_constant<int, 64>{}, lanes_constant, 1);
           };
-          if (real_scalar_requested(adjoint_kernel_name)) return host_axis(One{});
+          if (options.real_scalar) return host_axis(One{});
           return host_axis(std::integral_constant<int, 8>{});
         } else {
           return axis(std::integral_constant<int, 4>{}, One{}, events.orders <= 16 ? 4 : 16);
@@ -229,28 +213,27 @@ void simulate_tissue_vjp(const ExecSpace& exec,
                          const TissueViews<typename ExecSpace::memory_space>& tissue,
                          const CotangentsOf<ExecSpace>& cotangents,
                          const MatrixOf<ExecSpace>& tissue_gradients,
-                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval) {
+                         const MatrixOf<ExecSpace>& sequence_gradients, int checkpoint_interval,
+                         const LaunchOptions& options) {
   ReverseOutputs<typename ExecSpace::memory_space> out;
   out.tissue_gradients = tissue_gradients;
   out.sequence_gradients = sequence_gradients;
   adjoint_detail::simulate_reverse<ExecSpace, float>(exec, events, tissue, {}, cotangents, out,
-                                                     checkpoint_interval);
+                                                     checkpoint_interval, options);
 }
 
 template <class ExecSpace>
-void simulate_tissue_hvp(const ExecSpace& exec,
-                         const EventTable<typename ExecSpace::memory_space>& events,
-                         const TissueViews<typename ExecSpace::memory_space>& tissue,
-                         const ConstMatrixOf<ExecSpace>& directions,
-                         const CotangentsOf<ExecSpace>& cotangents,
-                         const MatrixOf<ExecSpace>& tissue_gradients,
-                         const MatrixOf<ExecSpace>& sequence_gradients,
-                         const MatrixOf<ExecSpace>& tissue_hvp,
-                         const MatrixOf<ExecSpace>& sequence_hvp, int checkpoint_interval) {
+void simulate_tissue_hvp(
+    const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,
+    const TissueViews<typename ExecSpace::memory_space>& tissue,
+    const ConstMatrixOf<ExecSpace>& directions, const CotangentsOf<ExecSpace>& cotangents,
+    const MatrixOf<ExecSpace>& tissue_gradients, const MatrixOf<ExecSpace>& sequence_gradients,
+    const MatrixOf<ExecSpace>& tissue_hvp, const MatrixOf<ExecSpace>& sequence_hvp,
+    int checkpoint_interval, const LaunchOptions& options) {
   ReverseOutputs<typename ExecSpace::memory_space> out{tissue_gradients, sequence_gradients,
                                                        tissue_hvp, sequence_hvp};
-  adjoint_detail::simulate_reverse<ExecSpace, Dual<float, 1>>(exec, events, tissue, directions,
-                                                              cotangents, out, checkpoint_interval);
+  adjoint_detail::simulate_reverse<ExecSpace, Dual<float, 1>>(
+      exec, events, tissue, directions, cotangents, out, checkpoint_interval, options);
 }
 
 }  // namespace larmor::epg

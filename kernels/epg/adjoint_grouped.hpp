@@ -20,26 +20,19 @@
 namespace larmor::epg {
 
 template <class ExecSpace, class Real, int OPT>
-struct GroupedAdjointKernel {
+struct GroupedAdjointKernel
+    : ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight> {
+  using Base = ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight>;
   static_assert(OPT >= 2, "the transpose of a shift needs orders 0 and 1 on one thread");
-  using memory_space = typename ExecSpace::memory_space;
+  LARMOR_REVERSE_KERNEL_MEMBERS(Base);
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   using Block = StateBlock<Real, OPT, 1>;
   using Exchange = EdgeExchange<Real, 1>;
   using Tissue = adjoint_detail::VoxelTissue<Real>;
-  // [voxel][slot][6 components x parts][padded orders]
-  using Store = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
   static constexpr int components = 6;
   static constexpr int parts = part_count_v<Real>;
 
-  EventTable<memory_space> events;
-  TissueViews<memory_space> tissue;
-  Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> directions;
-  Kokkos::View<const float***, Kokkos::LayoutRight, memory_space> cotangents;
-  ReverseOutputs<memory_space> out;
-  Store checkpoints, stretch;
-  int interval = 1;
   int groups = 1;         // voxels per team
   int group_threads = 1;  // threads per voxel (a power of two dividing a warp)
 

@@ -427,18 +427,13 @@ KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, Plain
 
 }  // namespace adjoint_detail
 
-// `Shaped`: the stream has slice-selective pulses (adjoint_pulse.hpp).
-template <class ExecSpace, int K, class Real, bool Shaped = false>
-struct AdjointKernel {
-  using memory_space = typename ExecSpace::memory_space;
-  using State = adjoint_detail::PlainState<K, Real>;
-  using Tissue = adjoint_detail::VoxelTissue<Real>;
-  using Terms = std::conditional_t<Shaped, adjoint_detail::SliceTerms<memory_space>,
-                                   adjoint_detail::DeclaredTerms<memory_space>>;
-  // [voxel][slot][6 components x parts][K]
-  using Store = Kokkos::View<float****, Kokkos::LayoutLeft, memory_space>;
-  static constexpr int components = 6;
-  static constexpr int parts = part_count_v<Real>;
+// What every reverse kernel reads and writes, and its checkpoint stores
+// (configured by adjoint_detail::configure): [row][slot][component x part][
+// padded orders] in the kernel's `StoreLayout`.
+template <class MemorySpace, class StoreLayout>
+struct ReverseKernelBase {
+  using memory_space = MemorySpace;
+  using Store = Kokkos::View<float****, StoreLayout, memory_space>;
 
   EventTable<memory_space> events;
   TissueViews<memory_space> tissue;
@@ -447,6 +442,26 @@ struct AdjointKernel {
   ReverseOutputs<memory_space> out;
   Store checkpoints, stretch;
   int interval = 1;
+};
+
+// A kernel names the base's members (they are of a dependent base).
+#define LARMOR_REVERSE_KERNEL_MEMBERS(BASE)                                        \
+  using typename BASE::memory_space;                                               \
+  using typename BASE::Store;                                                      \
+  using BASE::events, BASE::tissue, BASE::directions, BASE::cotangents, BASE::out, \
+      BASE::checkpoints, BASE::stretch, BASE::interval
+
+// `Shaped`: the stream has slice-selective pulses (adjoint_pulse.hpp).
+template <class ExecSpace, int K, class Real, bool Shaped = false>
+struct AdjointKernel : ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutLeft> {
+  using Base = ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutLeft>;
+  LARMOR_REVERSE_KERNEL_MEMBERS(Base);
+  using State = adjoint_detail::PlainState<K, Real>;
+  using Tissue = adjoint_detail::VoxelTissue<Real>;
+  using Terms = std::conditional_t<Shaped, adjoint_detail::SliceTerms<memory_space>,
+                                   adjoint_detail::DeclaredTerms<memory_space>>;
+  static constexpr int components = 6;
+  static constexpr int parts = part_count_v<Real>;
 
   KOKKOS_INLINE_FUNCTION void save(const Store& store, int v, int slot, State& s, int n) const {
     adjoint_detail::save_state(store, v, slot, s, n);

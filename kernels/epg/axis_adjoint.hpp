@@ -24,7 +24,7 @@
 // Lanes. A device thread holds one voxel (L = 1; its group's threads split the
 // orders). A host thread holds every order of L voxels, each order's lanes
 // side by side, so that the per-order steps run as SIMD loops over the lanes,
-// as the forward host blocks do (axis_state.hpp); LARMOR_REAL_SCALAR=1 runs
+// as the forward host blocks do (axis_state.hpp); LaunchOptions::real_scalar runs
 // L = 1 there too, for comparison.
 #pragma once
 
@@ -37,11 +37,13 @@
 namespace larmor::epg {
 
 template <class ExecSpace, int OPT, int L = 1>
-struct AxisAdjointKernel {
+struct AxisAdjointKernel
+    : ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight> {
+  using Base = ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight>;
   static_assert(OPT >= 2, "the transpose of a shift needs orders 0 and 1 on one thread");
   static constexpr bool host = kx::is_host_space_v<ExecSpace>;
   static_assert(L == 1 || host, "a device thread holds one voxel's orders");
-  using memory_space = typename ExecSpace::memory_space;
+  LARMOR_REVERSE_KERNEL_MEMBERS(Base);
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
   using Channel = axis_adjoint_detail::Channel<OPT, L>;
@@ -50,8 +52,6 @@ struct AxisAdjointKernel {
   using Coefficients = axis_adjoint_detail::LaneCoefficients<L, host>;
   using Exchange = EdgeExchange<float, L>;
   using Tissue = adjoint_detail::VoxelTissue<float>;
-  // [lane block][slot][a, b, c][padded orders x lanes]
-  using Store = Kokkos::View<float****, Kokkos::LayoutRight, memory_space>;
   static constexpr int components = 3;
   static constexpr int parts = 1;
   static constexpr int lanes = L;
@@ -111,13 +111,6 @@ struct AxisAdjointKernel {
     }
   }
 
-  EventTable<memory_space> events;
-  TissueViews<memory_space> tissue;
-  Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> directions;
-  Kokkos::View<const float***, Kokkos::LayoutRight, memory_space> cotangents;
-  ReverseOutputs<memory_space> out;
-  Store checkpoints, stretch;
-  int interval = 1;
   int groups = 1;         // lane blocks per team
   int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
@@ -21,13 +20,6 @@ void check_order_limit(int orders, const std::string& kernel_name) {
                                 std::to_string(abi::max_orders) +
                                 " (one order per thread of a 1024-thread tile)");
   }
-}
-
-bool real_scalar_requested(const std::string& kernel_name) {
-  const char* text = std::getenv("LARMOR_REAL_SCALAR");
-  if (text == nullptr || *text == '\0' || std::string(text) == "0") return false;
-  if (std::string(text) == "1") return true;
-  throw std::invalid_argument(kernel_name + ": LARMOR_REAL_SCALAR='" + text + "' is not 0 or 1");
 }
 
 void check_slice_profiles(int used, int held, int positions, const std::string& kernel_name,

@@ -107,11 +107,6 @@ void check_order_limit(int orders, const std::string& kernel_name);
 void check_slice_profiles(int used, int held, int positions, const std::string& kernel_name,
                           const char* unsupported = nullptr);
 
-// LARMOR_REAL_SCALAR=1 routes the host's on-axis runs through one train per
-// thread instead of SIMD lanes of eight, for comparison (0 or unset: lanes);
-// anything else is refused in `kernel_name`'s name.
-bool real_scalar_requested(const std::string& kernel_name);
-
 template <class MemorySpace>
 struct EventTable {
   Kokkos::View<const EventRecord*, MemorySpace> records;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include "epg/event_table.hpp"
+#include "epg/launch_options.hpp"
+#include "epg/state_layouts.hpp"
 #include "epg/tissue_views.hpp"
 
 namespace larmor::epg {
@@ -25,18 +27,12 @@ struct LaunchShape {
   int league = 0;
 };
 
-namespace detail {
-// The layouts compiled for device backends: (orders per thread, lanes).
-inline constexpr int device_layouts[][2] = {{8, 1}, {8, 2}, {4, 1}, {4, 2}, {2, 2}, {1, 1}};
-// Compiled for the on-axis states only (three floats per order: the complex
-// states of as many orders would spill).
-inline constexpr int device_axis_layouts[][2] = {{16, 2}};
-}  // namespace detail
-
 // `on_axis`: the real-subspace states (half the registers of the complex
-// ones), which hold more orders and voxels per thread.
+// ones), which hold more orders and voxels per thread. The layout is an
+// entry of layouts::HostForward or layouts::DeviceForward.
 template <class ExecSpace>
-LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis = false);
+LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis = false,
+                                const LaunchOptions& options = {});
 
 // signals(voxel, sample, {re, im}) and tangents(voxel, direction, sample,
 // {re, im}) on a backend's memory.
@@ -67,7 +63,8 @@ void simulate_forward(const ExecSpace& exec,
                       const EventTable<typename ExecSpace::memory_space>& events,
                       const TissueViews<typename ExecSpace::memory_space>& tissue,
                       const SignalsOf<ExecSpace>& signals,
-                      const CarriedState<typename ExecSpace::memory_space>& carry = {});
+                      const CarriedState<typename ExecSpace::memory_space>& carry = {},
+                      const LaunchOptions& options = {});
 
 // Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
 // of tissue_direction in event_loop.hpp): the same event loop at a dual
@@ -80,7 +77,7 @@ template <class ExecSpace>
 void simulate_tissue_jvp(const ExecSpace& exec,
                          const EventTable<typename ExecSpace::memory_space>& events,
                          const TissueViews<typename ExecSpace::memory_space>& tissue,
-                         const SignalsOf<ExecSpace>& signals,
-                         const TangentsOf<ExecSpace>& tangents);
+                         const SignalsOf<ExecSpace>& signals, const TangentsOf<ExecSpace>& tangents,
+                         const LaunchOptions& options = {});
 
 }  // namespace larmor::epg

@@ -4,8 +4,6 @@
 // the kernel's limits and launches.
 #pragma once
 
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -20,21 +18,24 @@ namespace larmor::epg {
 namespace detail {
 
 // Host backends: one thread holds every order of a block of voxels, the voxel
-// lanes are the SIMD lanes. Buckets keep the state arrays no larger than the
-// order count needs; large buckets carry fewer lanes to bound the stack.
-struct HostLayouts {
-  static constexpr int buckets[] = {8, 16, 32, 64, 128, 256, 512, 1024};
-  // The smallest bucket holding `orders` (callers have checked the limit).
-  static constexpr int bucket_for(int orders) {
-    for (int b : buckets) {
-      if (b >= orders) return b;
-    }
-    return 0;
-  }
-  static constexpr int lanes_for(int opt) {
-    return opt <= 64 ? 8 : (opt <= 128 ? 4 : (opt <= 256 ? 2 : 1));
-  }
+// lanes are the SIMD lanes. The order bucket is the smallest compiled one
+// holding the orders (callers have checked the limit), with the lanes the
+// table gives it.
+struct HostBucket {
+  int orders_per_thread = 0;
+  int lanes = 0;
 };
+template <class Table>
+constexpr HostBucket host_bucket_for(int orders, bool one_lane) {
+  HostBucket best;
+  for (const StateLayout& l : Table::entries) {
+    if (l.orders_per_thread < orders || (one_lane ? l.lanes != 1 : l.axis_only)) continue;
+    if (best.orders_per_thread == 0 || l.orders_per_thread < best.orders_per_thread) {
+      best = {l.orders_per_thread, l.lanes};
+    }
+  }
+  return best;
+}
 
 // Host teams take long tiles; device teams keep theirs short so that team
 // scratch does not cap the blocks an SM holds. Halved until the kernel's
@@ -121,7 +122,7 @@ bool runs_on_axis(const EventTable<MemorySpace>& events, const TissueViews<Memor
 }
 
 // A layout compiled for the on-axis states only (the host's one-lane buckets
-// of LARMOR_REAL_SCALAR, the device's forward mode on the axis).
+// of LaunchOptions::real_scalar, the device's forward mode on the axis).
 template <class ExecSpace, int OPT, int L, class Real = float>
 void launch_axis_layout(const ExecSpace& exec,
                         const EventTable<typename ExecSpace::memory_space>& events,
@@ -179,54 +180,47 @@ inline void set_device_groups(LaunchShape& s, int orders, int voxels) {
   s.team_threads = s.group_threads * s.groups;
 }
 
-// LARMOR_EPG_LAYOUT=OPTxL (e.g. "2x4") overrides the choice for tuning runs;
-// it must name a compiled layout of the backend that can hold the orders.
-inline bool layout_override(int& opt, int& lanes) {
-  const char* text = std::getenv("LARMOR_EPG_LAYOUT");
-  if (text == nullptr || *text == '\0') return false;
-  if (std::sscanf(text, "%dx%d", &opt, &lanes) != 2) {
-    throw std::invalid_argument(std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT='" + text +
-                                "' is not of the form OPTxLANES");
+// A layout requested in the launch options must be compiled in `Table` and
+// hold the orders.
+template <class Table>
+void check_requested_layout(const LaunchOptions& options, int orders, bool on_axis,
+                            const char* what) {
+  const int opt = options.orders_per_thread, lanes = options.lanes;
+  if (!layouts::compiled<Table>(opt, lanes, on_axis) ||
+      (orders + opt - 1) / opt > abi::max_orders) {
+    throw std::invalid_argument(
+        std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT=" + std::to_string(opt) + "x" +
+        std::to_string(lanes) + " is not a " + what + " for " + std::to_string(orders) + " orders");
   }
-  return true;
 }
 
 }  // namespace detail
 
 template <class ExecSpace>
-LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis) {
+LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis,
+                                const LaunchOptions& options) {
   check_order_limit(orders, forward_kernel_name);
   LaunchShape s;
   if constexpr (kx::is_host_space_v<ExecSpace>) {
-    s.orders_per_thread = detail::HostLayouts::bucket_for(orders);
-    s.lanes = detail::HostLayouts::lanes_for(s.orders_per_thread);
-    // LARMOR_REAL_SCALAR=1: the on-axis buckets with one lane (launch_axis_layout).
-    if (on_axis && real_scalar_requested(forward_kernel_name)) s.lanes = 1;
+    // The one-lane on-axis buckets where the options ask for them.
+    const auto bucket =
+        detail::host_bucket_for<layouts::HostForward>(orders, on_axis && options.real_scalar);
+    s.orders_per_thread = bucket.orders_per_thread;
+    s.lanes = bucket.lanes;
     s.team_threads = 1;
   } else {
-    // Device: up to 64 orders, a thread holds four orders of one voxel and a
-    // warp holds several such groups; beyond, one order per thread.
-    // On the axis, sixteen orders of two voxels: the per-event work on each
-    // lane (flip, exponentials, decode) is repeated on every thread of a
-    // group, so fewer threads per group do less of it
-    // (docs/performance-real-path.md).
+    // Up to 64 orders, a thread holds four orders of one voxel and a warp
+    // holds several such groups; beyond, one order per thread. On the axis,
+    // sixteen orders of two voxels: the per-event work on each lane (flip,
+    // exponentials, decode) is repeated on every thread of a group, so fewer
+    // threads per group do less of it (docs/performance.md, "Device kernels").
     s.orders_per_thread = orders <= 64 ? (on_axis ? 16 : 4) : 1;
     s.lanes = orders <= 64 && on_axis ? 2 : 1;
-    int opt = 0, lanes = 0;
-    if (detail::layout_override(opt, lanes)) {
-      bool compiled = false;
-      for (const auto& l : detail::device_layouts) compiled |= l[0] == opt && l[1] == lanes;
-      if (on_axis) {
-        for (const auto& l : detail::device_axis_layouts) compiled |= l[0] == opt && l[1] == lanes;
-      }
-      if (!compiled || (orders + opt - 1) / opt > abi::max_orders) {
-        throw std::invalid_argument(
-            std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT=" + std::to_string(opt) + "x" +
-            std::to_string(lanes) + " is not a compiled device layout for " +
-            std::to_string(orders) + " orders");
-      }
-      s.orders_per_thread = opt;
-      s.lanes = lanes;
+    if (options.layout_requested()) {
+      detail::check_requested_layout<layouts::DeviceForward>(options, orders, on_axis,
+                                                             "compiled device layout");
+      s.orders_per_thread = options.orders_per_thread;
+      s.lanes = options.lanes;
     }
     detail::set_device_groups(s, orders, voxels);
   }
@@ -240,7 +234,8 @@ void simulate_forward(const ExecSpace& exec,
                       const EventTable<typename ExecSpace::memory_space>& events,
                       const TissueViews<typename ExecSpace::memory_space>& tissue,
                       const SignalsOf<ExecSpace>& signals,
-                      const CarriedState<typename ExecSpace::memory_space>& carry) {
+                      const CarriedState<typename ExecSpace::memory_space>& carry,
+                      const LaunchOptions& options) {
   const std::string name = forward_kernel_name;
   if (tissue.voxels <= 0) return;
   if (signals.extent(0) < std::size_t(tissue.voxels) ||
@@ -258,44 +253,18 @@ void simulate_forward(const ExecSpace& exec,
     return;
   }
   const LaunchShape shape = choose_launch_shape<ExecSpace>(
-      events.orders, tissue.voxels, detail::runs_on_axis(events, tissue, carry));
-
-#define LARMOR_FORWARD_LAYOUT(OPT, L)                                                          \
-  if (shape.orders_per_thread == OPT && shape.lanes == L) {                                    \
-    detail::launch_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, {}, carry); \
-    return;                                                                                    \
-  }
-#define LARMOR_AXIS_LAYOUT(OPT, L)                                                              \
-  if (shape.orders_per_thread == OPT && shape.lanes == L) {                                     \
-    detail::launch_axis_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, carry); \
-    return;                                                                                     \
-  }
-  if constexpr (kx::is_host_space_v<ExecSpace>) {
-    LARMOR_FORWARD_LAYOUT(8, 8)
-    LARMOR_FORWARD_LAYOUT(16, 8)
-    LARMOR_FORWARD_LAYOUT(32, 8)
-    LARMOR_FORWARD_LAYOUT(64, 8)
-    LARMOR_FORWARD_LAYOUT(128, 4)
-    LARMOR_FORWARD_LAYOUT(256, 2)
-    LARMOR_FORWARD_LAYOUT(512, 1)
-    LARMOR_FORWARD_LAYOUT(1024, 1)
-    LARMOR_AXIS_LAYOUT(8, 1)
-    LARMOR_AXIS_LAYOUT(16, 1)
-    LARMOR_AXIS_LAYOUT(32, 1)
-    LARMOR_AXIS_LAYOUT(64, 1)
-    LARMOR_AXIS_LAYOUT(128, 1)
-    LARMOR_AXIS_LAYOUT(256, 1)
-  } else {
-    LARMOR_FORWARD_LAYOUT(8, 1)
-    LARMOR_FORWARD_LAYOUT(8, 2)
-    LARMOR_FORWARD_LAYOUT(4, 1)
-    LARMOR_FORWARD_LAYOUT(4, 2)
-    LARMOR_FORWARD_LAYOUT(2, 2)
-    LARMOR_FORWARD_LAYOUT(1, 1)
-    LARMOR_AXIS_LAYOUT(16, 2)
-  }
-#undef LARMOR_FORWARD_LAYOUT
-#undef LARMOR_AXIS_LAYOUT
+      events.orders, tissue.voxels, detail::runs_on_axis(events, tissue, carry), options);
+  using Table = std::conditional_t<kx::is_host_space_v<ExecSpace>, layouts::HostForward,
+                                   layouts::DeviceForward>;
+  const auto launch = [&](auto opt, auto lanes, auto axis_only) {
+    constexpr int OPT = decltype(opt)::value, L = decltype(lanes)::value;
+    if constexpr (decltype(axis_only)::value) {
+      detail::launch_axis_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, carry);
+    } else {
+      detail::launch_layout<ExecSpace, OPT, L>(exec, events, tissue, signals, shape, {}, carry);
+    }
+  };
+  if (layouts::dispatch<Table>(shape.orders_per_thread, shape.lanes, launch)) return;
   throw std::logic_error(name + ": no compiled layout for " +
                          std::to_string(shape.orders_per_thread) + " orders per thread and " +
                          std::to_string(shape.lanes) + " lanes");
@@ -303,15 +272,15 @@ void simulate_forward(const ExecSpace& exec,
 
 // Forward mode: one order per thread of one voxel on devices (a dual number
 // is six floats, so the state of more would not stay in registers), two on
-// the axis (three dual numbers per order instead of six; LARMOR_EPG_LAYOUT=1x1
-// keeps one, for comparison); on the host the order bucket of the forward run
+// the axis (three dual numbers per order instead of six; a requested 1x1
+// layout keeps one, for comparison); on the host the order bucket of the forward run
 // with four voxel lanes up to 64 orders, one beyond.
 template <class ExecSpace>
 void simulate_tissue_jvp(const ExecSpace& exec,
                          const EventTable<typename ExecSpace::memory_space>& events,
                          const TissueViews<typename ExecSpace::memory_space>& tissue,
-                         const SignalsOf<ExecSpace>& signals,
-                         const TangentsOf<ExecSpace>& tangents) {
+                         const SignalsOf<ExecSpace>& signals, const TangentsOf<ExecSpace>& tangents,
+                         const LaunchOptions& options) {
   using Real = Dual<float, tissue_tangent_count>;
   const std::string name = forward_kernel_name;
   if (tissue.voxels <= 0) return;
@@ -332,52 +301,36 @@ void simulate_tissue_jvp(const ExecSpace& exec,
     return;
   }
   LaunchShape s;
-  s.lanes = 1;
   if constexpr (kx::is_host_space_v<ExecSpace>) {
-    s.orders_per_thread = detail::HostLayouts::bucket_for(events.orders);
-    s.lanes = s.orders_per_thread <= 64 ? 4 : 1;
+    const auto bucket = detail::host_bucket_for<layouts::HostJvp>(events.orders, false);
+    s.orders_per_thread = bucket.orders_per_thread;
+    s.lanes = bucket.lanes;
     s.group_threads = s.team_threads = 1;
   } else {
     const bool on_axis =
         detail::runs_on_axis(events, tissue, CarriedState<typename ExecSpace::memory_space>{});
     s.orders_per_thread = on_axis ? 2 : 1;
-    int opt = 0, lanes = 0;
-    if (detail::layout_override(opt, lanes)) {
-      if (lanes != 1 || !(opt == 1 || (opt == 2 && on_axis))) {
-        throw std::invalid_argument(
-            std::string(forward_kernel_name) + ": LARMOR_EPG_LAYOUT=" + std::to_string(opt) + "x" +
-            std::to_string(lanes) + " is not a compiled forward-mode device layout" +
-            (on_axis ? " (1x1, 2x1)" : " (1x1)"));
-      }
-      s.orders_per_thread = opt;
+    s.lanes = 1;
+    if (options.layout_requested()) {
+      detail::check_requested_layout<layouts::DeviceJvp>(options, events.orders, on_axis,
+                                                         "compiled forward-mode device layout");
+      s.orders_per_thread = options.orders_per_thread;
     }
     detail::set_device_groups(s, events.orders, tissue.voxels);
   }
   s.league = (tissue.voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
-
-#define LARMOR_JVP_LAYOUT(OPT, L)                                                               \
-  if (s.orders_per_thread == OPT && s.lanes == L) {                                             \
-    detail::launch_layout<ExecSpace, OPT, L, Real>(exec, events, tissue, signals, s, tangents); \
-    return;                                                                                     \
-  }
-  if constexpr (kx::is_host_space_v<ExecSpace>) {
-    LARMOR_JVP_LAYOUT(8, 4)
-    LARMOR_JVP_LAYOUT(16, 4)
-    LARMOR_JVP_LAYOUT(32, 4)
-    LARMOR_JVP_LAYOUT(64, 4)
-    LARMOR_JVP_LAYOUT(128, 1)
-    LARMOR_JVP_LAYOUT(256, 1)
-    LARMOR_JVP_LAYOUT(512, 1)
-    LARMOR_JVP_LAYOUT(1024, 1)
-  } else {
-    LARMOR_JVP_LAYOUT(1, 1)
-    if (s.orders_per_thread == 2 && s.lanes == 1) {
-      detail::launch_axis_layout<ExecSpace, 2, 1, Real>(exec, events, tissue, signals, s, {},
-                                                        tangents);
-      return;
+  using Table =
+      std::conditional_t<kx::is_host_space_v<ExecSpace>, layouts::HostJvp, layouts::DeviceJvp>;
+  const auto launch = [&](auto opt, auto lanes, auto axis_only) {
+    constexpr int OPT = decltype(opt)::value, L = decltype(lanes)::value;
+    if constexpr (decltype(axis_only)::value) {
+      detail::launch_axis_layout<ExecSpace, OPT, L, Real>(exec, events, tissue, signals, s, {},
+                                                          tangents);
+    } else {
+      detail::launch_layout<ExecSpace, OPT, L, Real>(exec, events, tissue, signals, s, tangents);
     }
-  }
-#undef LARMOR_JVP_LAYOUT
+  };
+  if (layouts::dispatch<Table>(s.orders_per_thread, s.lanes, launch)) return;
   throw std::logic_error(name + ": no forward-mode layout for " + std::to_string(events.orders) +
                          " orders");
 }

@@ -163,22 +163,15 @@ KOKKOS_INLINE_FUNCTION void reverse_evolution(
 }  // namespace pooled_reverse
 
 template <class ExecSpace, int K, int Free, int Bound, class Real>
-struct PooledAdjointKernel {
+struct PooledAdjointKernel
+    : ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutLeft> {
+  using Base = ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutLeft>;
   static constexpr int Long = Free + Bound;
-  using memory_space = typename ExecSpace::memory_space;
+  LARMOR_REVERSE_KERNEL_MEMBERS(Base);
   using State = PooledState<K, Free, Long, Real>;
   using IntervalNumber = pooled_reverse::IntervalDual<Real>;
-  using Store = Kokkos::View<float****, Kokkos::LayoutLeft, memory_space>;
   static constexpr int components = State::components;
   static constexpr int parts = part_count_v<Real>;
-
-  EventTable<memory_space> events;
-  TissueViews<memory_space> tissue;
-  Kokkos::View<const float**, Kokkos::LayoutRight, memory_space> directions;
-  Kokkos::View<const float***, Kokkos::LayoutRight, memory_space> cotangents;
-  ReverseOutputs<memory_space> out;
-  Store checkpoints, stretch;
-  int interval = 1;
 
   KOKKOS_INLINE_FUNCTION void operator()(int v) const {
     using namespace pooled_reverse;

@@ -13,12 +13,6 @@
 #include "epg/slice_profile.hpp"
 #include "epg/transport.hpp"
 
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#define LARMOR_UNROLL _Pragma("unroll")
-#else
-#define LARMOR_UNROLL
-#endif
-
 namespace larmor::epg {
 
 // Scratch holding the edge values a shift exchanges between threads: two
@@ -111,7 +105,7 @@ struct EdgeExchange {
 // `Threads` threads, all fixed at compile time. The run-time exchange keeps
 // its thread counts and shuffle switch in the kernel's launch constants,
 // which ptxas reloads inside the event loop rather than hold in registers
-// (docs/performance-real-path-continued.md); here the segment width and mask
+// (docs/performance.md, "Device kernels"); here the segment width and mask
 // are immediates. Device backends only: host teams are one thread.
 template <class Real, int Lanes, int Threads>
 struct WarpExchange {

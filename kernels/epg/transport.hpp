@@ -24,12 +24,6 @@
 #include "common/kokkos_compat.hpp"
 #include "common/sincos.hpp"
 
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#define LARMOR_TRANSPORT_UNROLL _Pragma("unroll")
-#else
-#define LARMOR_TRANSPORT_UNROLL
-#endif
-
 namespace larmor::epg {
 
 // The factor of consecutive orders: `value` at the current order, times
@@ -156,7 +150,7 @@ struct LaneWalks {
   }
   template <bool Complex = true>
   KOKKOS_FORCEINLINE_FUNCTION void advance() {
-    LARMOR_TRANSPORT_UNROLL
+    LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) advance_lane<Complex>(l);
   }
 };

@@ -12,8 +12,8 @@
 // launch has too few voxel blocks to fill the device, the features are split
 // across teams and the outputs accumulated atomically (not for a
 // `deterministic` call, whose results then do not depend on the launch size).
-// Implementation: perk_apply_impl.hpp, instantiated per backend in
-// kernels/perk/backends/.
+// Implementation: perk_apply_impl.hpp, instantiated per backend by
+// larmor_instantiate() (CMakeLists.txt).
 #pragma once
 
 #include "common/kokkos_compat.hpp"

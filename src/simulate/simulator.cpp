@@ -1,42 +1,21 @@
 #include "simulate/simulator.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <limits>
-#include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "epg/adjoint.hpp"
-#include "epg/forward.hpp"
-#include "simulate/device_tissue.hpp"
-#include "simulate/memory_budget.hpp"
-#include "simulate/slice_positions.hpp"
+#include <Kokkos_Core.hpp>
 
 namespace larmor::simulate {
-
-namespace {
-// LARMOR_TRIM_ORDERS=off runs every order of the truncation, even those no
-// sample reads (tests of the kernels' order layouts; comparisons).
-bool trim_orders() {
-  const char* env = std::getenv("LARMOR_TRIM_ORDERS");
-  const std::string mode = env != nullptr && *env != '\0' ? env : "on";
-  if (mode != "on" && mode != "off") {
-    throw std::invalid_argument("LARMOR_TRIM_ORDERS='" + mode + "' is not on or off");
-  }
-  return mode == "on";
-}
-}  // namespace
 
 Simulator::Simulator(const sequence::Description& description, const Options& options)
     : description_(description),
       packed_(sequence::pack(description)),
       slice_table_(sequence::build_slice_profile_table(description)),
       states_(sequence::resolve_state_count(description, options.max_order)),
-      trim_orders_(trim_orders()),
-      kernel_states_(trim_orders_
+      launch_(options.launch ? *options.launch : LaunchSettings::from_environment()),
+      kernel_states_(launch_.trim_orders
                          ? std::clamp(sequence::sample_reach_order_count(description), 1, states_)
                          : states_),
       options_(options) {
@@ -68,12 +47,7 @@ bool zero_everywhere(const tissue::PropertyValues& p) {
 }  // namespace
 
 std::string Simulator::real_path_refusal(const tissue::Tissue& tissue) const {
-  const char* env = std::getenv("LARMOR_REAL_PATH");
-  const std::string mode = env != nullptr && *env != '\0' ? env : "auto";
-  if (mode != "auto" && mode != "on" && mode != "off") {
-    throw std::invalid_argument("LARMOR_REAL_PATH='" + mode + "' is not auto, on or off");
-  }
-  if (mode == "off") return "LARMOR_REAL_PATH=off";
+  if (launch_.real_path == RealPathMode::off) return "LARMOR_REAL_PATH=off";
   if (!axis_plan_.eligible) return axis_plan_.reason;
   sequence::RealSubspaceDeclarations declared;
   declared.off_resonance = !zero_everywhere(tissue.df_hz);
@@ -108,7 +82,8 @@ std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
   if (chunk <= 0) {
     chunk = (std::int64_t(256) << 20) / per_voxel;
     // Large runs go in at least 16 launches so progress can be reported;
-    // 32768 voxels per launch still fill a GPU (docs/performance.md).
+    // 32768 voxels per launch still fill a GPU (docs/performance.md, "Throughput against voxel
+    // count").
     constexpr std::int64_t min_launches = 16, fills_a_gpu = 32768;
     if (voxels >= min_launches * fills_a_gpu) {
       chunk = std::min(chunk, (voxels + min_launches - 1) / min_launches);
@@ -128,310 +103,10 @@ std::int64_t Simulator::slice_chunk(std::int64_t voxels, int positions) const {
   return std::max<std::int64_t>(1, std::min(chunk_for(voxels * positions) / positions, limit));
 }
 
-template <class ExecSpace>
-void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
-  using Mem = typename ExecSpace::memory_space;
-  tissue.validate("simulation tissue");
-  if (tissue.voxels == 0 || samples() == 0) return;
-  ExecSpace exec;
-  bool on_axis = false;
-  const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),
-                                          epg::live_orders_rule<ExecSpace>(trim_orders_));
-  table.on_axis = on_axis;
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const int positions = slice.active() ? slice.positions : 1;
-  const std::int64_t chunk = slice_chunk(tissue.voxels, positions);
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk * positions,
-      samples(), 2);
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed;
-  if (positions > 1) {
-    summed = decltype(summed)(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::summed"),
-                              chunk, samples(), 2);
-  }
-  for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
-    const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(count * positions);
-    }
-    epg::simulate_forward(exec, table, views, device_signals);
-    if (positions > 1) {
-      sum_slice_positions(exec, device_signals.data(), summed.data(), count,
-                          std::int64_t(samples()) * 2, slice_table_);
-    }
-    exec.fence();
-    Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
-        signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-    auto used =
-        Kokkos::subview(positions > 1 ? summed : device_signals,
-                        std::pair<std::int64_t, std::int64_t>(0, count), Kokkos::ALL, Kokkos::ALL);
-    Kokkos::deep_copy(host, used);
-    if (options_.progress) options_.progress(begin + count, tissue.voxels);
-  }
-}
-
-template <class ExecSpace>
-void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals,
-                                    float* tangents) const {
-  using Mem = typename ExecSpace::memory_space;
-  constexpr int directions = epg::tissue_tangent_count;
-  tissue.validate("forward-mode tissue");
-  if (tissue.voxels == 0 || samples() == 0) return;
-  ExecSpace exec;
-  // On the axis the df tangent is carried off it (kernels/epg/axis_state.hpp).
-  bool on_axis = false;
-  const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),
-                                          epg::live_orders_rule<ExecSpace>(trim_orders_));
-  table.on_axis = on_axis;
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const int positions = slice.active() ? slice.positions : 1;
-  // Six times the memory per voxel of a forward run: chunks a sixth as long.
-  const std::int64_t chunk =
-      std::max<std::int64_t>(1, slice_chunk(tissue.voxels, positions) / (directions + 1));
-  const auto signals_of = [&](const char* label, std::int64_t rows) {
-    return Kokkos::View<float***, Kokkos::LayoutRight, Mem>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, samples(), 2);
-  };
-  const auto tangents_of = [&](const char* label, std::int64_t rows) {
-    return Kokkos::View<float****, Kokkos::LayoutRight, Mem>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, directions,
-        samples(), 2);
-  };
-  const auto device_signals = signals_of("larmor::signals", chunk * positions);
-  const auto device_tangents = tangents_of("larmor::tangents", chunk * positions);
-  const auto summed_signals = signals_of("larmor::summed", positions > 1 ? chunk : 0);
-  const auto summed_tangents = tangents_of("larmor::summed_tangents", positions > 1 ? chunk : 0);
-  const auto rows = [](std::int64_t count) {
-    return std::pair<std::int64_t, std::int64_t>(0, count);
-  };
-  for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
-    const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(count * positions);
-    }
-    epg::simulate_tissue_jvp(exec, table, views, device_signals, device_tangents);
-    if (positions > 1) {
-      sum_slice_positions(exec, device_signals.data(), summed_signals.data(), count,
-                          std::int64_t(samples()) * 2, slice_table_);
-      sum_slice_positions(exec, device_tangents.data(), summed_tangents.data(), count,
-                          std::int64_t(directions) * samples() * 2, slice_table_);
-    }
-    exec.fence();
-    Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_signals(
-        signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
-    Kokkos::deep_copy(host_signals, Kokkos::subview(positions > 1 ? summed_signals : device_signals,
-                                                    rows(count), Kokkos::ALL, Kokkos::ALL));
-    Kokkos::View<float****, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_tangents(
-        tangents + begin * directions * std::int64_t(samples()) * 2, count, directions, samples(),
-        2);
-    Kokkos::deep_copy(host_tangents,
-                      Kokkos::subview(positions > 1 ? summed_tangents : device_tangents,
-                                      rows(count), Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-  }
-}
-
-template <class ExecSpace>
-void Simulator::run_tissue_vjp_into(const tissue::Tissue& tissue, const float* cotangents,
-                                    float* tissue_gradients, float* sequence_gradients,
-                                    int checkpoint_interval) const {
-  run_reverse<ExecSpace>(tissue, nullptr, cotangents, tissue_gradients, sequence_gradients, nullptr,
-                         nullptr, checkpoint_interval);
-}
-
-template <class ExecSpace>
-void Simulator::run_tissue_hvp_into(const tissue::Tissue& tissue, const float* directions,
-                                    const float* cotangents, float* tissue_gradients,
-                                    float* sequence_gradients, float* tissue_hvp,
-                                    float* sequence_hvp, int checkpoint_interval) const {
-  if (directions == nullptr || tissue_hvp == nullptr || sequence_hvp == nullptr) {
-    throw std::invalid_argument("run_tissue_hvp_into: directions and both HVP outputs are needed");
-  }
-  run_reverse<ExecSpace>(tissue, directions, cotangents, tissue_gradients, sequence_gradients,
-                         tissue_hvp, sequence_hvp, checkpoint_interval);
-}
-
-template <class ExecSpace>
-void Simulator::run_reverse(const tissue::Tissue& tissue, const float* directions,
-                            const float* cotangents, float* tissue_gradients,
-                            float* sequence_gradients, float* tissue_hvp, float* sequence_hvp,
-                            int checkpoint_interval) const {
-  using Mem = typename ExecSpace::memory_space;
-  using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
-  using HostMatrix = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>;
-  constexpr int tissue_columns = epg::tissue_tangent_count;
-  constexpr int sequence_columns = epg::sequence_gradient::count;
-  const bool second_order = directions != nullptr;
-  tissue.validate(second_order ? "forward-over-reverse tissue" : "reverse-mode tissue");
-  const std::int64_t events = this->events();
-  std::fill(sequence_gradients, sequence_gradients + events * sequence_columns, 0.0f);
-  if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
-  if (tissue.voxels == 0 || events == 0) return;
-  ExecSpace exec;
-  // The reverse sweep takes the rewrite as a forward run does (at float: the
-  // HVP's dual numbers run the complex kernels, on the original stream).
-  const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();
-  auto table =
-      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_states_,
-                                 samples(), epg::live_orders_rule<ExecSpace>(trim_orders_));
-  table.on_axis = on_axis;
-  // Slice-selective pulses: each tissue voxel runs once per slice position,
-  // as in run_into. The forward sum y = w_p sum_j y_j spreads the cotangent
-  // w_p w to every position, and the positions' tissue gradients add up.
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const int positions = slice.active() ? slice.positions : 1;
-  const float position_weight = positions > 1 ? float(slice_table_.position_weight.front()) : 1.0f;
-  // Checkpoints and one stretch per voxel (two floats per number at dual
-  // numbers).
-  const std::int64_t interval = checkpoint_interval > 0
-                                    ? std::min<std::int64_t>(checkpoint_interval, events)
-                                    : epg::default_checkpoint_interval(int(events));
-  const double states = double((events + interval - 1) / interval + interval);
-  const double per_voxel =
-      states *
-          epg::reverse_state_floats(kernel_states_, tissue.has_second_pool() ? 2 : 1,
-                                    tissue.has_bound_pool() ? 1 : 0) *
-          4.0 * (second_order ? 2.0 : 1.0) +
-      samples() * 8.0;
-  // As many voxels per launch as the budget allows (one thread each: the
-  // forward run's split into 16 launches for progress would starve a GPU).
-  std::int64_t chunk =
-      std::int64_t(reverse_memory_budget<ExecSpace>() / (per_voxel * double(positions)));
-  if (options_.chunk_voxels > 0) chunk = std::min(chunk, options_.chunk_voxels);
-  chunk = std::min<std::int64_t>(
-      {chunk, tissue.voxels, std::numeric_limits<std::int32_t>::max() / positions});
-  chunk = std::max<std::int64_t>(1, chunk);
-  const std::int64_t kernel_chunk = chunk * positions;  // kernel voxels per launch
-  Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_cotangents(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), kernel_chunk,
-      samples(), 2);
-  const auto per_voxel_matrix = [&](const char* label, bool used) {
-    return used ? Matrix(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
-                         kernel_chunk, tissue_columns)
-                : Matrix();
-  };
-  const auto per_event_matrix = [&](const char* label, bool used) {
-    return used ? Matrix(std::string(label), events, sequence_columns) : Matrix();
-  };
-  epg::ReverseOutputs<Mem> out{per_voxel_matrix("larmor::tissue_gradients", true),
-                               per_event_matrix("larmor::sequence_gradients", true),
-                               per_voxel_matrix("larmor::tissue_hvp", second_order),
-                               per_event_matrix("larmor::sequence_hvp", second_order)};
-  Matrix device_directions = per_voxel_matrix("larmor::directions", second_order);
-  const auto rows = [](std::int64_t count) {
-    return std::pair<std::int64_t, std::int64_t>(0, count);
-  };
-  // Per tissue voxel rows of `width` floats, spread over the positions
-  // (scaled) on the way in and summed over them on the way out.
-  std::vector<float> spread;
-  const auto spread_rows = [&](const float* from, std::int64_t count, std::int64_t width,
-                               float scale) {
-    if (positions == 1) return from;
-    spread.resize(std::size_t(count * positions * width));
-    for (std::int64_t v = 0; v < count; ++v) {
-      for (int j = 0; j < positions; ++j) {
-        for (std::int64_t r = 0; r < width; ++r) {
-          spread[std::size_t((v * positions + j) * width + r)] = scale * from[v * width + r];
-        }
-      }
-    }
-    return static_cast<const float*>(spread.data());
-  };
-  const auto download = [&](const Matrix& from, float* to, std::int64_t begin, std::int64_t count) {
-    if (positions == 1) {
-      HostMatrix host(to + begin * tissue_columns, count, tissue_columns);
-      Kokkos::deep_copy(host, Kokkos::subview(from, rows(count), Kokkos::ALL));
-      return;
-    }
-    std::vector<float> all(std::size_t(count * positions * tissue_columns));
-    Kokkos::deep_copy(HostMatrix(all.data(), count * positions, tissue_columns),
-                      Kokkos::subview(from, rows(count * positions), Kokkos::ALL));
-    for (std::int64_t v = 0; v < count; ++v) {
-      for (int k = 0; k < tissue_columns; ++k) {
-        float sum = 0.0f;
-        for (int j = 0; j < positions; ++j) {
-          sum += all[std::size_t((v * positions + j) * tissue_columns + k)];
-        }
-        to[(begin + v) * tissue_columns + k] = sum;
-      }
-    }
-  };
-  for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
-    const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    const std::int64_t kernel_count = count * positions;
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(kernel_count);
-    }
-    const std::int64_t row = std::int64_t(samples()) * 2;
-    Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_w(
-        spread_rows(cotangents + begin * row, count, row, position_weight), kernel_count, samples(),
-        2);
-    Kokkos::deep_copy(
-        Kokkos::subview(device_cotangents, rows(kernel_count), Kokkos::ALL, Kokkos::ALL), host_w);
-    if (second_order) {
-      Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_u(
-          spread_rows(directions + begin * tissue_columns, count, tissue_columns, 1.0f),
-          kernel_count, tissue_columns);
-      Kokkos::deep_copy(Kokkos::subview(device_directions, rows(kernel_count), Kokkos::ALL),
-                        host_u);
-      epg::simulate_tissue_hvp<ExecSpace>(exec, table, views, device_directions, device_cotangents,
-                                          out.tissue_gradients, out.sequence_gradients,
-                                          out.tissue_hvp, out.sequence_hvp, checkpoint_interval);
-    } else {
-      epg::simulate_tissue_vjp<ExecSpace>(exec, table, views, device_cotangents,
-                                          out.tissue_gradients, out.sequence_gradients,
-                                          checkpoint_interval);
-    }
-    exec.fence();
-    download(out.tissue_gradients, tissue_gradients, begin, count);
-    if (second_order) download(out.tissue_hvp, tissue_hvp, begin, count);
-  }
-  Kokkos::deep_copy(HostMatrix(sequence_gradients, events, sequence_columns),
-                    out.sequence_gradients);
-  if (on_axis) {  // the rewrite's flip is the original's times its sign
-    for (std::int64_t e = 0; e < events; ++e) {
-      sequence_gradients[e * sequence_columns + epg::sequence_gradient::flip] *=
-          float(axis_plan_.flip_sign[std::size_t(e)]);
-    }
-  }
-  if (second_order) {
-    Kokkos::deep_copy(HostMatrix(sequence_hvp, events, sequence_columns), out.sequence_hvp);
-  }
-}
-
 std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {
   std::vector<float> out(std::size_t(tissue.voxels) * std::size_t(samples()) * 2);
   run_into<Kokkos::DefaultExecutionSpace>(tissue, out.data());
   return out;
 }
-
-#define LARMOR_SIMULATOR_BACKEND(EXEC)                                                             \
-  template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const;                    \
-  template void Simulator::run_tissue_jvp_into<EXEC>(const tissue::Tissue&, float*, float*) const; \
-  template void Simulator::run_tissue_vjp_into<EXEC>(const tissue::Tissue&, const float*, float*,  \
-                                                     float*, int) const;                           \
-  template void Simulator::run_tissue_hvp_into<EXEC>(                                              \
-      const tissue::Tissue&, const float*, const float*, float*, float*, float*, float*, int)      \
-      const;
-#if defined(KOKKOS_ENABLE_SERIAL)
-LARMOR_SIMULATOR_BACKEND(Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-LARMOR_SIMULATOR_BACKEND(Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-LARMOR_SIMULATOR_BACKEND(Kokkos::Cuda)
-#endif
-#undef LARMOR_SIMULATOR_BACKEND
 
 }  // namespace larmor::simulate

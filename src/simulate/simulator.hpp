@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "sequence/packing.hpp"
 #include "sequence/real_subspace.hpp"
 #include "sequence/slice_profile.hpp"
+#include "simulate/launch_settings.hpp"
 #include "tissue/tissue.hpp"
 
 namespace larmor::simulate {
@@ -41,6 +43,9 @@ struct Options {
   std::int64_t chunk_voxels = 0;  // <= 0: sized from a 256 MiB signal budget
   // Called after each chunk with the voxels done and the total.
   std::function<void(std::int64_t, std::int64_t)> progress;
+  // How the kernels launch; unset: LaunchSettings::from_environment(), read
+  // once when the simulator is made.
+  std::optional<LaunchSettings> launch;
 };
 
 class Simulator {
@@ -53,13 +58,15 @@ class Simulator {
   int states() const { return states_; }
   // The states runs from equilibrium simulate: no more than reach a sample
   // (sequence::sample_reach_order_count), which gives the truncation's
-  // samples exactly; LARMOR_TRIM_ORDERS=off keeps every order. The
+  // samples exactly; LaunchSettings::trim_orders off keeps every order. The
   // steady-state iteration carries every order.
   int kernel_states() const { return kernel_states_; }
-  // Whether runs step only the orders a sample can read (LARMOR_TRIM_ORDERS,
-  // on by default): kernel_states(), and on the host each event's live
-  // orders (epg::live_orders_rule).
-  bool trims_orders() const { return trim_orders_; }
+  // Whether runs step only the orders a sample can read (LaunchSettings::
+  // trim_orders, on by default): kernel_states(), and on the host each
+  // event's live orders (epg::live_orders_rule).
+  bool trims_orders() const { return launch_.trim_orders; }
+  // The launch settings every run of this simulator uses.
+  const LaunchSettings& launch_settings() const { return launch_; }
   int samples() const { return packed_.samples; }
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
@@ -77,7 +84,7 @@ class Simulator {
   // `tissue`: whether it is taken, and why not (empty when taken). Taken when
   // the description's states stay on one axis for this tissue (no
   // off-resonance, flow, transmit array or pools), at every problem size,
-  // unless LARMOR_REAL_PATH is "off" ("auto", the default, and "on" take it).
+  // unless LaunchSettings::real_path is off (LARMOR_REAL_PATH=off).
   std::string real_path_refusal(const tissue::Tissue& tissue) const;
   // The same for a reverse-mode run (run_tissue_vjp_into): the forward run's
   // conditions, and a pulse of zero flip must lie on the axis too (its flip
@@ -152,7 +159,7 @@ class Simulator {
   sequence::PackedSequence axis_packed_;
   sequence::SliceProfileTable slice_table_;
   int states_ = 0;
-  bool trim_orders_ = true;  // LARMOR_TRIM_ORDERS
+  LaunchSettings launch_;
   int kernel_states_ = 0;
   Options options_;
 };

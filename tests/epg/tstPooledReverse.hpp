@@ -2,84 +2,20 @@
 // products) on one backend: against their forward mode (the dot-product
 // identity), against central differences of the Runge-Kutta pooled reference
 // for every event's flip, phase and duration and for the tissue Hessian, and
-// for independence of the checkpoint interval. The train's pulses carry a
-// power integral and an RF offset, so the bound pool's saturation is
-// differentiated along B1 and the flips; and the pooled layouts with a
-// transmit array (forward against the reference, and derivatives). Included
-// after tstTerms.hpp, tstPools.hpp and tstHessian.hpp by
-// tests/backends/forward_<backend>.cpp.
+// for independence of the checkpoint interval. The train's pulses carry a power
+// integral and an RF offset, so the bound pool's saturation is differentiated
+// along B1 and the flips; and the pooled layouts with a transmit array (forward
+// against the reference, and derivatives).
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <random>
-#include <string>
-#include <utility>
-
-#include "reference/pooled_reference.hpp"
+#include "epg/derivatives_support.hpp"
+#include "epg/hessian_support.hpp"
+#include "epg/pooled_reverse_support.hpp"
+#include "epg/pools_support.hpp"
 
 namespace larmor::test {
-
-namespace pooled_reverse {
-
-// Every pulse a 1 ms hard pulse 1.5 kHz off the bound pool's resonance:
-// power integral flip^2 / 1 ms.
-inline sequence::Description saturate(sequence::Description d) {
-  for (auto& e : d.events) {
-    if (e.kind != abi::EventKind::pulse) continue;
-    e.saturation = float(e.flip_rad * e.flip_rad / 1e-3);
-    e.rf_frequency_hz = 1500.0;
-  }
-  return d;
-}
-
-// A train like vjp_test_train (random flips, phases on every third pulse,
-// random TE and TR) of `repetitions` saturating pulses.
-inline sequence::Description saturating_train(int repetitions) {
-  sequence::MrfParams mrf;
-  std::mt19937 rng(401);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int n = 0; n < repetitions; ++n) {
-    mrf.schedule.push_back(
-        {0.1 + 0.9 * u(rng), n % 3 ? 0.0 : 90.0 * u(rng), 2e-3 * u(rng), 1e-3 * u(rng)});
-  }
-  return saturate(sequence::build_mrf(mrf));
-}
-
-// The declared-terms train's three shim settings cycling pulse by pulse
-// (dynamic shimming), without its crusher, saturating.
-inline sequence::Description shimmed_train(int repetitions) {
-  auto d = terms::declared_train(repetitions, 471);
-  d.crusher = {};
-  return saturate(d);
-}
-
-// A three-channel transmit array with random fields per voxel.
-inline tissue::Tissue with_transmit(tissue::Tissue t, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  t.transmit_channels = 3;
-  for (int v = 0; v < 3 * t.voxels; ++v) {
-    t.transmit.push_back(std::polar(float(0.5 + 0.5 * u(rng)), float(6.0 * u(rng))));
-  }
-  return t;
-}
-
-// The pooled reference with the voxel's free-pool values replaced.
-inline VoxelReference pooled_reference(const tissue::Tissue& t) {
-  return [t](const sequence::Description& d, const reference::Tissue& free, std::int64_t v,
-             int orders) {
-    auto x = pools::pooled_voxel(t, v);
-    x.free = free;
-    return reference::simulate_pooled(d, x, orders);
-  };
-}
-
-inline std::string layout_name(bool second, bool bound) {
-  return second && bound ? "three pools" : (second ? "two free pools" : "free and bound pools");
-}
-
-}  // namespace pooled_reverse
 
 TEST(TEST_CATEGORY, pooled_vjp_and_jvp_satisfy_the_dot_product_identity) {
   const auto d = pooled_reverse::saturating_train(30);

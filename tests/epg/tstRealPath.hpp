@@ -1,43 +1,17 @@
 // The real-subspace path on one backend (kernels/epg/axis_state.hpp): trains
 // whose states stay on one axis run on the on-axis states when the simulator
-// takes the path, and give the complex double-precision reference's samples
-// to float round-off; LARMOR_REAL_PATH routes them through either kernel, and
-// the path is refused by name for what leaves the axis. Included after
-// tstForward.hpp by tests/backends/forward_<backend>.cpp.
+// takes the path, and give the complex double-precision reference's samples to
+// float round-off; LARMOR_REAL_PATH routes them through either kernel, and the
+// path is refused by name for what leaves the axis.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <random>
-#include <string>
-
-#include "sequence/on_axis_trains.hpp"
+#include "epg/derivatives_support.hpp"
+#include "epg/forward_support.hpp"
+#include "epg/real_path_support.hpp"
 
 namespace larmor::test {
-
-namespace real_path {
-
-// A fingerprinting train whose RF phases are whole half turns from 37 deg
-// (an anti-CPMG-like alternation), on an axis that is not zero.
-inline sequence::Description half_turn_train(int repetitions, unsigned seed) {
-  sequence::MrfParams mrf;
-  mrf.inversion = false;  // its inversion pulse is at phase 0
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int n = 0; n < repetitions; ++n) {
-    mrf.schedule.push_back(
-        {0.1 + 0.9 * u(rng), 37.0 + 180.0 * (n % 3), 2e-3 * u(rng), 1e-3 * u(rng)});
-  }
-  return sequence::build_mrf(mrf);
-}
-
-// Sets LARMOR_REAL_PATH for one scope.
-struct RealPathSetting : ScopedSetting {
-  explicit RealPathSetting(const char* value) : ScopedSetting("LARMOR_REAL_PATH", value) {}
-};
-
-}  // namespace real_path
 
 TEST(TEST_CATEGORY, real_path_matches_the_reference_and_the_complex_kernel) {
   sequence::MeseParams cp;  // Carr-Purcell: excitation in phase with the refocusing
@@ -107,8 +81,10 @@ TEST(TEST_CATEGORY, one_train_at_a_time_matches_the_simd_lanes) {
     SCOPED_TRACE("orders = " + std::to_string(orders));
     const auto lanes = run_on_backend(d, t, orders);
     ::setenv("LARMOR_REAL_SCALAR", "1", 1);
-    ASSERT_EQ(epg::choose_launch_shape<TEST_EXECSPACE>(orders, 11, true).lanes, 1);
-    ASSERT_GT(epg::choose_launch_shape<TEST_EXECSPACE>(orders, 11, false).lanes, 1);
+    epg::LaunchOptions scalar_options;
+    scalar_options.real_scalar = true;
+    ASSERT_EQ(epg::choose_launch_shape<TEST_EXECSPACE>(orders, 11, true, scalar_options).lanes, 1);
+    ASSERT_GT(epg::choose_launch_shape<TEST_EXECSPACE>(orders, 11, false, scalar_options).lanes, 1);
     expect_matches_reference(d, t, orders);
     const auto scalar = run_on_backend(d, t, orders);
     ::unsetenv("LARMOR_REAL_SCALAR");

@@ -1,67 +1,20 @@
-// Slice-selective pulses on one backend: a spin-echo train whose excitation
-// and refocusing pulses are shaped (kernels/epg/slice_profile.hpp) against an
+// Slice-selective pulses on one backend: a spin-echo train whose excitation and
+// refocusing pulses are shaped (kernels/epg/slice_profile.hpp) against an
 // isochromat run across slice position that integrates each pulse by
 // Runge-Kutta (tests/reference/slice_reference.hpp); forward-mode tangents
 // against central differences of that reference; a transmit array's field;
-// refusals by name. Included
-// after tstForward.hpp by tests/backends/forward_<backend>.cpp.
+// refusals by name.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <complex>
-#include <random>
-#include <stdexcept>
-#include <string>
-
-#include "reference/slice_reference.hpp"
+#include "epg/derivatives_support.hpp"
+#include "epg/forward_support.hpp"
+#include "epg/hessian_support.hpp"
+#include "epg/slice_profile_support.hpp"
+#include "epg/steady_state_support.hpp"
 
 namespace larmor::test {
-
-namespace slice_profile {
-
-// Excitation (rephased) and three echoes of a thicker refocusing pulse, with
-// crushers around it or without (then the unrefocused share of each pulse,
-// which crushers dephase, reaches the samples); every pulse at its own phase.
-inline sequence::Description spin_echo_train(int positions, bool crushers = true) {
-  sequence::Description d;
-  d.name = "slice-selective spin echo";
-  sequence::SliceProfileSpec excitation, refocusing;
-  excitation.name = "excitation";
-  excitation.positions = positions;
-  refocusing.name = "refocusing";
-  refocusing.positions = positions;
-  refocusing.thickness = 1.5;
-  refocusing.rephase = 0.0;
-  refocusing.time_bandwidth = 3.0;
-  d.slice_profiles = {excitation, refocusing};
-  const double esp = 0.012;
-  sequence::Event e;
-  e.kind = sequence::EventKind::pulse;
-  e.flip_rad = 1.5707963267948966;
-  e.phase_rad = 1.5707963267948966;
-  e.slice_profile = 1;
-  e.duration_s = esp / 2;
-  d.events.push_back(e);
-  for (int echo = 0; echo < 3; ++echo) {
-    sequence::Event r;
-    r.kind = sequence::EventKind::pulse;
-    r.flip_rad = 2.6;
-    r.phase_rad = 0.3 * echo;
-    r.slice_profile = 2;
-    r.action = crushers ? sequence::action::crush_before | sequence::action::crush_after : 0u;
-    r.duration_s = esp / 2;
-    d.events.push_back(r);
-    sequence::Event adc;
-    adc.kind = sequence::EventKind::adc;
-    adc.action = sequence::action::echo_centre;
-    adc.duration_s = esp / 2;
-    d.events.push_back(adc);
-  }
-  return d;
-}
-
-}  // namespace slice_profile
 
 TEST(TEST_CATEGORY, slice_selective_pulses_match_isochromats_integrated_across_the_slice) {
   for (bool crushers : {true, false}) {
@@ -182,14 +135,6 @@ TEST(TEST_CATEGORY, slice_selective_tangents_match_central_differences) {
       }
     }
   }
-}
-
-// The isochromat run across the slice as the derivative helpers' reference
-// (tstDerivatives.hpp, tstHessian.hpp).
-inline VoxelReference across_slice_reference() {
-  return [](const sequence::Description& d, const reference::Tissue& x, std::int64_t, int) {
-    return reference::simulate_across_slice(d, x, 64);
-  };
 }
 
 // Reverse mode through slice-selective pulses: the tables' slope along the

@@ -1,8 +1,13 @@
+// The steady-state run on a backend (definitions), instantiated once per
+// enabled backend by larmor_instantiate() (CMakeLists.txt).
+//
 // Steady state by fixed-point iteration of the period map: the fused kernel
 // runs one period per launch, starting from the state the previous launch
 // left (epg::CarriedState), until every voxel's largest state change over a
 // period is below the tolerance. Each voxel keeps the samples of the period
 // in which it settled, so its result depends only on its own trajectory.
+#pragma once
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,7 +21,7 @@
 
 namespace larmor::simulate {
 
-namespace {
+namespace steady_state_detail {
 
 template <class Mem>
 using StateView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
@@ -25,7 +30,7 @@ using StateView = Kokkos::View<float***, Kokkos::LayoutRight, Mem>;
 // everything else 0. Components as epg::carried_state_components.
 template <class Mem>
 struct SetEquilibrium {
-  StateView<Mem> state;
+  steady_state_detail::StateView<Mem> state;
   epg::PoolViews<Mem> pools;
   KOKKOS_INLINE_FUNCTION void operator()(int v) const {
     for (int c = 0; c < int(state.extent(1)); ++c)
@@ -45,7 +50,7 @@ struct SetEquilibrium {
 // trajectory (not on the rank count or its neighbours' settling).
 template <class Mem>
 struct SettleVoxels {
-  StateView<Mem> before, after;
+  steady_state_detail::StateView<Mem> before, after;
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> signals, kept;
   Kokkos::View<int*, Mem> settled;
   float tolerance;
@@ -85,7 +90,7 @@ struct KeepUnsettled {
   }
 };
 
-}  // namespace
+}  // namespace steady_state_detail
 
 template <class ExecSpace>
 SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue, float* signals,
@@ -133,10 +138,12 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   };
   auto device_signals = rows_of("larmor::signals");
   auto kept = rows_of("larmor::settled_signals");
-  StateView<Mem> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), rows,
-                   components, states_);
-  StateView<Mem> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), rows,
-                   components, states_);
+  steady_state_detail::StateView<Mem> a(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_a"), rows, components,
+      states_);
+  steady_state_detail::StateView<Mem> b(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::state_b"), rows, components,
+      states_);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::summed"), positions > 1 ? chunk : 0,
       std::max(samples(), 1), 2);
@@ -151,23 +158,25 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
       views.voxels = int(used);
     }
     Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
-                         SetEquilibrium<Mem>{a, views.pools});
+                         steady_state_detail::SetEquilibrium<Mem>{a, views.pools});
     Kokkos::deep_copy(exec, settled, -1);
     std::int64_t left = used;
     int period = 0;
-    StateView<Mem> from = a, to = b;
+    steady_state_detail::StateView<Mem> from = a, to = b;
     while (left > 0 && period < steady.max_repetitions) {
       ++period;
-      epg::simulate_forward(exec, table, views, device_signals, epg::CarriedState<Mem>{from, to});
+      epg::simulate_forward(exec, table, views, device_signals, epg::CarriedState<Mem>{from, to},
+                            launch_settings().kernels);
       left = 0;
-      Kokkos::parallel_reduce("larmor::settle", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
-                              SettleVoxels<Mem>{from, to, device_signals, kept, settled,
-                                                float(steady.tolerance), period},
-                              left);
+      Kokkos::parallel_reduce(
+          "larmor::settle", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
+          steady_state_detail::SettleVoxels<Mem>{from, to, device_signals, kept, settled,
+                                                 float(steady.tolerance), period},
+          left);
       std::swap(from, to);
     }
     Kokkos::parallel_for("larmor::keep_unsettled", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
-                         KeepUnsettled<Mem>{device_signals, kept, settled});
+                         steady_state_detail::KeepUnsettled<Mem>{device_signals, kept, settled});
     if (positions > 1 && samples() > 0) {
       sum_slice_positions(exec, kept.data(), summed.data(), count, std::int64_t(samples()) * 2,
                           slice_table_);
@@ -197,18 +206,10 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   return report;
 }
 
-#define LARMOR_STEADY_STATE_BACKEND(EXEC)                            \
-  template SteadyStateReport Simulator::run_steady_state_into<EXEC>( \
-      const tissue::Tissue&, float*, const SteadyStateOptions&) const;
-#if defined(KOKKOS_ENABLE_SERIAL)
-LARMOR_STEADY_STATE_BACKEND(Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-LARMOR_STEADY_STATE_BACKEND(Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-LARMOR_STEADY_STATE_BACKEND(Kokkos::Cuda)
-#endif
-#undef LARMOR_STEADY_STATE_BACKEND
-
 }  // namespace larmor::simulate
+
+#define LARMOR_STEADY_STATE_INSTANTIATE(EXEC)                          \
+  namespace larmor::simulate {                                         \
+  template SteadyStateReport Simulator::run_steady_state_into<EXEC>(   \
+      const tissue::Tissue&, float*, const SteadyStateOptions&) const; \
+  }

@@ -1,0 +1,67 @@
+# One mechanism for every per-backend translation unit, in the manner of
+# Kokkos Kernels' ETI generator and Cabana's per-backend tests: a header
+# defines an instantiation macro (or a category of tests) once; these
+# functions write one small translation unit per enabled Kokkos backend, so
+# that each backend's code is compiled by its own compiler and a build
+# compiles the units in parallel.
+#
+# Backends are listed device first: Make starts objects in the order given,
+# and a long device unit started last would leave the other cores idle.
+set(LARMOR_INSTANCE_BACKENDS Cuda OpenMP Serial)
+set(LARMOR_INSTANCE_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/instance.cpp.in)
+set(LARMOR_BACKEND_TEST_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/backend_test.cpp.in)
+
+# larmor_instantiate(<target> HEADER <header> MACROS <macro>...)
+# Adds to <target> one unit per backend and macro that includes <header>
+# and expands <macro>(Kokkos::<Backend>) where the backend is enabled.
+# Macros are listed slowest first, for the reason above.
+function(larmor_instantiate target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HEADER" "MACROS")
+  if(NOT arg_HEADER OR NOT arg_MACROS)
+    message(FATAL_ERROR "larmor_instantiate(${target}): HEADER and MACROS are required")
+  endif()
+  set(header ${arg_HEADER})
+  foreach(backend IN LISTS LARMOR_INSTANCE_BACKENDS)
+    string(TOUPPER ${backend} BACKEND)
+    foreach(macro IN LISTS arg_MACROS)
+      # LARMOR_EPG_INSTANTIATE_FORWARD on Cuda: epg_forward_cuda.cpp
+      string(REGEX REPLACE "^LARMOR_|_INSTANTIATE" "" entry ${macro})
+      string(TOLOWER "${entry}_${backend}" stem)
+      set(unit ${CMAKE_CURRENT_BINARY_DIR}/instances/${target}/${stem}.cpp)
+      configure_file(${LARMOR_INSTANCE_TEMPLATE} ${unit} @ONLY)
+      target_sources(${target} PRIVATE ${unit})
+    endforeach()
+  endforeach()
+endfunction()
+
+# larmor_backend_tests(<prefix> HEADERS <category header>...)
+# One test executable <prefix>_<backend> per enabled backend, made of one
+# unit Test<Backend>_<Category>.cpp per category header (tst<Category>.hpp):
+# the unit defines TEST_EXECSPACE and TEST_CATEGORY and includes the header,
+# which includes what it uses. Extra arguments after LINK go to
+# target_link_libraries; the caller registers the tests (DISCOVER <function>
+# names a function taking the target).
+function(larmor_backend_tests prefix)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "DISCOVER" "HEADERS;LINK")
+  foreach(backend IN LISTS LARMOR_INSTANCE_BACKENDS)
+    string(TOUPPER ${backend} BACKEND)
+    string(TOLOWER ${backend} category_prefix)
+    if(NOT BACKEND IN_LIST Kokkos_DEVICES)
+      continue()
+    endif()
+    set(units)
+    foreach(header IN LISTS arg_HEADERS)
+      get_filename_component(name ${header} NAME_WE)
+      string(REGEX REPLACE "^tst" "" category ${name})
+      set(unit ${CMAKE_CURRENT_BINARY_DIR}/Test${backend}_${category}.cpp)
+      configure_file(${LARMOR_BACKEND_TEST_TEMPLATE} ${unit} @ONLY)
+      list(APPEND units ${unit})
+    endforeach()
+    set(target ${prefix}_${category_prefix})
+    add_executable(${target} ${units})
+    target_link_libraries(${target} PRIVATE ${arg_LINK})
+    if(arg_DISCOVER)
+      cmake_language(CALL ${arg_DISCOVER} ${target})
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,26 @@
+// Settings of a launch beyond what the run computes: the tuning and
+// comparison choices of the kernels' layouts. The caller reads them once
+// (simulate::LaunchSettings reads them from the environment) and passes them
+// to each entry point; the defaults are the kernels' own choices, and no
+// setting changes a result beyond float rounding.
+#pragma once
+
+namespace larmor::epg {
+
+struct LaunchOptions {
+  // A compiled layout (orders per thread, voxel lanes) to take instead of
+  // the table's choice; 0: the table's choice (LARMOR_EPG_LAYOUT=OPTxLANES).
+  int orders_per_thread = 0;
+  int lanes = 0;
+  // Host runs on the axis: one train per thread instead of SIMD lanes of
+  // voxels (LARMOR_REAL_SCALAR=1).
+  bool real_scalar = false;
+  // The reverse sweep: the grouped layout where it holds the orders, or the
+  // plain one-voxel-per-thread kernel at every order count
+  // (LARMOR_ADJOINT_LAYOUT=plain; the tests compare the two).
+  bool plain_adjoint = false;
+
+  bool layout_requested() const { return orders_per_thread > 0; }
+};
+
+}  // namespace larmor::epg
