@@ -16,7 +16,7 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "simulate/device_tissue.hpp"
 #include "simulate/memory_budget.hpp"
 #include "simulate/simulator.hpp"

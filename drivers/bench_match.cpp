@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
 #include "estimators/dictionary/dictionary.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "simulate/simulator.hpp"
 #include "workloads.hpp"
 

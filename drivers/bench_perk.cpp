@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "perk/perk_apply.hpp"
 
 namespace larmor::drivers {

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "sequence/rebinding.hpp"
 #include "workloads.hpp"
 

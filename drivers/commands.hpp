@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "formats/deck.hpp"
+#include "app/deck.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"

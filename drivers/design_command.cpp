@@ -9,13 +9,13 @@
 #include <cstdio>
 #include <limits>
 
+#include "app/design_deck.hpp"
+#include "app/tissue_source.hpp"
 #include "commands.hpp"
 #include "design/crlb.hpp"
 #include "design/spg.hpp"
-#include "formats/design_deck.hpp"
-#include "formats/temporary_files.hpp"
-#include "formats/text_file.hpp"
-#include "formats/tissue_source.hpp"
+#include "io/temporary_files.hpp"
+#include "io/text_file.hpp"
 
 namespace larmor::drivers {
 

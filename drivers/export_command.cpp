@@ -1,13 +1,13 @@
 // larmor export DECK.toml -o FILE.seq: the deck's sequence as a Pulseq 1.4
-// file (src/formats/pulseq/pulseq_writer.hpp), which `builder = "pulseq"`
+// file (src/io/pulseq/pulseq_writer.hpp), which `builder = "pulseq"`
 // reads back to the same events. Rank 0 writes, atomically.
 #include <cstdio>
 
+#include "app/deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "formats/deck.hpp"
-#include "formats/pulseq/pulseq_writer.hpp"
-#include "formats/temporary_files.hpp"
+#include "io/pulseq/pulseq_writer.hpp"
+#include "io/temporary_files.hpp"
 
 namespace larmor::drivers {
 

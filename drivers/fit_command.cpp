@@ -19,17 +19,18 @@
 #include <map>
 #include <memory>
 
+#include "app/fit_deck.hpp"
+#include "app/perk_model_file.hpp"
+#include "app/tissue_source.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
 #include "estimators/dictionary/dictionary.hpp"
 #include "estimators/nlls/nlls.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
-#include "formats/fit_deck.hpp"
-#include "formats/hdf5_file.hpp"
-#include "formats/nifti_file.hpp"
-#include "formats/temporary_files.hpp"
-#include "formats/tissue_source.hpp"
+#include "io/hdf5_file.hpp"
+#include "io/nifti_file.hpp"
+#include "io/temporary_files.hpp"
 #include "parallel/partition.hpp"
 #include "phase_timer.hpp"
 
@@ -94,7 +95,7 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
     try {
       trained = estimators::train_perk(fd.deck.sequence, fd.perk, &report, &comm);
       if (!fd.save_model_path.empty() && comm.is_root()) {
-        estimators::save_perk_model(trained, fd.save_model_path);
+        formats::save_perk_model(trained, fd.save_model_path);
       }
     } catch (const std::exception& e) {
       ok = false;
@@ -102,7 +103,7 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
     }
   } else if (comm.is_root()) {
     try {
-      image = estimators::load_perk_model(fd.model_path).to_bytes();
+      image = formats::load_perk_model(fd.model_path).to_bytes();
     } catch (const std::exception& e) {
       ok = false;
       error = e.what();

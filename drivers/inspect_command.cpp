@@ -6,7 +6,7 @@
 
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "formats/pulseq/pulseq_events.hpp"
+#include "io/pulseq/pulseq_events.hpp"
 
 namespace larmor::drivers {
 

@@ -9,11 +9,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
-#include "formats/deck.hpp"
-#include "formats/temporary_files.hpp"
+#include "io/temporary_files.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "phase_timer.hpp"

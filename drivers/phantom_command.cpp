@@ -15,12 +15,12 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "formats/deck.hpp"
-#include "formats/hdf5_file.hpp"
-#include "formats/nifti_file.hpp"
-#include "formats/temporary_files.hpp"
+#include "io/hdf5_file.hpp"
+#include "io/nifti_file.hpp"
+#include "io/temporary_files.hpp"
 #include "parallel/partition.hpp"
 #include "phantom/brain_phantom.hpp"
 #include "simulate/noise.hpp"

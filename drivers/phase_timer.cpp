@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 
 namespace larmor::drivers {
 namespace {

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "app/capacity.hpp"
+#include "app/deck.hpp"
+#include "app/signal_file.hpp"
+#include "app/tissue_source.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
-#include "formats/capacity.hpp"
-#include "formats/deck.hpp"
-#include "formats/signal_file.hpp"
-#include "formats/temporary_files.hpp"
-#include "formats/tissue_source.hpp"
+#include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
 #include "simulate/simulator.hpp"
 

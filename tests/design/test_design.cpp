@@ -11,10 +11,10 @@
 #include <fstream>
 #include <random>
 
+#include "app/design_deck.hpp"
 #include "design/crlb.hpp"
 #include "design/mrf_design.hpp"
 #include "design/spg.hpp"
-#include "formats/design_deck.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 

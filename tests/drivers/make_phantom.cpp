@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "formats/hdf5_file.hpp"
+#include "io/hdf5_file.hpp"
 #include "parallel/communicator.hpp"
 
 int main(int argc, char** argv) {

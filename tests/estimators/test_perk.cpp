@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 
+#include "app/perk_model_file.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
 #include "sequence/builders/builders.hpp"
@@ -137,8 +138,8 @@ TEST(Perk, KnownMapDensityAndModelFiles) {
   EXPECT_EQ(copy.frequencies, model.frequencies);
   EXPECT_EQ(copy.outputs, model.outputs);
   const auto path = (std::filesystem::temp_directory_path() / "larmor_perk_model.h5").string();
-  save_perk_model(model, path);
-  const PerkModel loaded = load_perk_model(path);
+  formats::save_perk_model(model, path);
+  const PerkModel loaded = formats::load_perk_model(path);
   EXPECT_EQ(loaded.weights, model.weights);
   EXPECT_EQ(loaded.phases, model.phases);
   EXPECT_EQ(loaded.offsets, model.offsets);

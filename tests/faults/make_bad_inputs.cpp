@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/hdf5_file.hpp"
+#include "io/hdf5_file.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"
 

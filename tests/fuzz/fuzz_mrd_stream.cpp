@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "formats/mrd/mrd.hpp"
+#include "io/mrd/mrd.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));

@@ -14,8 +14,8 @@
 
 #include <cmath>
 
-#include "formats/pulseq/pulseq_events.hpp"
-#include "formats/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_events.hpp"
+#include "io/pulseq/pulseq_file.hpp"
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "formats/hdf5_file.hpp"
-#include "formats/tissue_source.hpp"
+#include "app/tissue_source.hpp"
+#include "io/hdf5_file.hpp"
 #include "parallel/communicator.hpp"
 #include "parallel/partition.hpp"
 

@@ -1,7 +1,7 @@
 // A double-precision isochromat Bloch simulation that plays a Pulseq file's
 // real waveforms: the reference against which the Pulseq -> EPG translation
 // is tested. It is written from the physics and shares no code with the
-// translation (src/formats/pulseq/pulseq_events.cpp, pulseq_moments.cpp); it
+// translation (src/io/pulseq/pulseq_events.cpp, pulseq_moments.cpp); it
 // reads only the parsed data model (pulseq_file.hpp).
 //
 // Conventions (those of larmor's EPG, see epg_reference.hpp):
@@ -42,7 +42,7 @@
 #include <limits>
 #include <vector>
 
-#include "formats/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_file.hpp"
 #include "reference/epg_reference.hpp"
 
 namespace larmor::reference {

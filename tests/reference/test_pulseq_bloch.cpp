@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_file.hpp"
 #include "reference/pulseq_bloch.hpp"
 
 namespace larmor::reference {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/deck.hpp"
 #include "epg/event_table.hpp"
-#include "formats/deck.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/canonical.hpp"
 #include "sequence/operators.hpp"
