@@ -271,7 +271,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
          << ", \"gflop_per_s\": " << gflops << "}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
   json << "  ]\n}\n";
-  formats::write_text_atomically(args.json, json.str());
+  io::write_text_atomically(args.json, json.str());
   std::printf("larmor bench: wrote %s\n", args.json.c_str());
   return 0;
 }

@@ -22,12 +22,12 @@ void add_export(CLI::App& app, ExportArgs& args) {
 }
 
 int run_export(const ExportArgs& args, const parallel::Communicator& comm) {
-  const formats::Deck deck = formats::read_deck(args.deck);
-  formats::refuse_output_over_inputs(args.output, deck.input_files, "the output");
+  const app::Deck deck = app::read_deck(args.deck);
+  io::refuse_output_over_inputs(args.output, deck.input_files, "the output");
   if (comm.is_root()) {
-    formats::pulseq::WriteOptions options;
+    io::pulseq::WriteOptions options;
     options.crusher_moment_per_m = args.crusher_moment_per_m;
-    formats::pulseq::write_pulseq(args.output, deck.sequence, options);
+    io::pulseq::write_pulseq(args.output, deck.sequence, options);
     std::printf("larmor export: %s (%zu events, %d samples) -> %s\n", deck.sequence.name.c_str(),
                 deck.sequence.events.size(), deck.sequence.sample_count(), args.output.c_str());
   }

@@ -53,15 +53,15 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   PhaseTimer timer(comm, !args.timings.empty());
   timer.add_phase("startup", "setup", seconds_since_process_start());
   const bool talk = comm.is_root() && !args.quiet;
-  formats::FitDeck fd = formats::read_fit_deck(args.deck);
+  app::FitDeck fd = app::read_fit_deck(args.deck);
   warn_order_cap(fd.deck, comm, "larmor fit");
   const std::string output = args.output.empty() ? fd.deck.output_path : args.output;
   if (output.empty()) throw std::invalid_argument(args.deck + ": no [output] path and no -o");
   {
     std::vector<std::string> inputs = fd.deck.input_files;
     inputs.insert(inputs.end(), {fd.data_path, fd.mask_path, fd.model_path});
-    formats::refuse_output_over_inputs(output, inputs, "the output");
-    formats::refuse_output_over_inputs(fd.save_model_path, inputs, "the model to save");
+    io::refuse_output_over_inputs(output, inputs, "the output");
+    io::refuse_output_over_inputs(fd.save_model_path, inputs, "the model to save");
   }
 
   // Measured data: this rank's rows, and the known maps at its voxels.
@@ -76,7 +76,7 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
       [&timer](const std::string& name, const std::string& kind) { timer.end_phase(name, kind); });
   const std::vector<app::FitMap>& outputs = fit.maps;
   const std::string& summary = fit.summary;
-  const estimators::TrainingReport& report = fit.report;
+  const estimators::perk::TrainingReport& report = fit.report;
   // Output: the volume maps gathered on rank 0 (communication), then written
   // with each rank's rows (collective I/O), then scored against any truth.
   t0 = clock::now();

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace larmor::formats {
+namespace larmor::app {
 
 std::int64_t available_memory_bytes() {
   std::ifstream meminfo("/proc/meminfo");
@@ -50,4 +50,4 @@ void require_capacity(double needed, std::int64_t available, const std::string& 
                               readable_bytes(double(available)) + " " + where + ": " + way_out);
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace larmor::formats {
+namespace larmor::app {
 
 // Memory the system can still give (MemAvailable), in bytes; -1 when unknown.
 std::int64_t available_memory_bytes();
@@ -20,4 +20,4 @@ std::string readable_bytes(double bytes);
 void require_capacity(double needed, std::int64_t available, const std::string& what,
                       const std::string& where, const std::string& way_out);
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

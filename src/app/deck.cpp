@@ -17,7 +17,7 @@
 #include "sequence/builders/builders.hpp"
 #include "sequence/slice_profile.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 namespace fs = std::filesystem;
 
@@ -46,10 +46,10 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     const int count = s.integer("count", 0, 0);
 #if LARMOR_HAVE_ISMRMRD
     try {
-      const auto m = mrd::read_dataset(file.string());
-      return mrd::instantiate_builder(mrd::sequence_parameters(m.header_xml, file.string()),
-                                      builder, file.string(), count);
-    } catch (const mrd::MrdError& e) {
+      const auto m = io::mrd::read_dataset(file.string());
+      return io::mrd::instantiate_builder(io::mrd::sequence_parameters(m.header_xml, file.string()),
+                                          builder, file.string(), count);
+    } catch (const io::mrd::MrdError& e) {
       s.fail("mrd", std::string("could not be used: ") + e.what());
     }
 #else
@@ -63,10 +63,10 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     if (name.empty()) s.fail("file", "is required: the .seq file to read");
     const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : deck_dir / name;
     inputs.push_back(file.string());
-    pulseq::TranslateOptions options;
+    io::pulseq::TranslateOptions options;
     const std::string adc = s.string("adc", "echo_centre");
     if (adc == "every_sample") {
-      options.adc = pulseq::AdcSampling::every_sample;
+      options.adc = io::pulseq::AdcSampling::every_sample;
     } else if (adc != "echo_centre") {
       s.fail("adc", "must be \"echo_centre\" or \"every_sample\"");
     }
@@ -90,12 +90,12 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     }
     if (s.has("b0_t")) options.b0_t = s.positive("b0_t", 3.0);
     try {
-      pulseq::TranslationReport report;
+      io::pulseq::TranslationReport report;
       std::vector<std::string> warnings;
-      const auto seq = pulseq::PulseqFile::read(file.string(), &warnings);
-      auto d = pulseq::to_description(seq, options, &report);
+      const auto seq = io::pulseq::PulseqFile::read(file.string(), &warnings);
+      auto d = io::pulseq::to_description(seq, options, &report);
       report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
-      if (report_text != nullptr) *report_text = pulseq::format_report(report, 4);
+      if (report_text != nullptr) *report_text = io::pulseq::format_report(report, 4);
       // The quantisation's moment is the one the description declares.
       const auto& u = report.crusher_moment;
       d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
@@ -103,7 +103,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
         d.parameters["rf_half_bandwidth_hz"] = report.narrowest_half_bandwidth_hz;
       }
       return d;
-    } catch (const pulseq::PulseqError& e) {
+    } catch (const io::pulseq::PulseqError& e) {
       s.fail("file", std::string("could not be translated: ") + e.what());
     }
   }
@@ -442,7 +442,7 @@ toml::table detail::parse_deck_file(const std::string& path) {
   if (fs::is_directory(path)) throw DeckError(path + ": is a folder, not a deck file (TOML)");
   std::string text;
   try {
-    text = read_toml_text(path);
+    text = io::read_toml_text(path);
   } catch (const std::exception& e) {
     throw DeckError(e.what());
   }
@@ -556,4 +556,4 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   return deck;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

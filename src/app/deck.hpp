@@ -16,7 +16,7 @@
 #include "simulate/simulator.hpp"
 #include "tissue/tissue.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 // Where the voxels come from: a grid of every combination of the listed
 // values (a dictionary), or per-voxel maps in an HDF5 file with a mask.
@@ -76,4 +76,4 @@ struct DeckError : std::runtime_error {
 // Names of the shipped builders, for messages and the CLI.
 std::vector<std::string> builder_names();
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -15,7 +15,7 @@
 
 #include "app/deck.hpp"
 
-namespace larmor::formats::detail {
+namespace larmor::app::detail {
 
 // The deck file's tables: its text checked (toml_text.hpp), then parsed;
 // throws DeckError naming the file, line and column.
@@ -131,4 +131,4 @@ class Section {
   mutable std::set<std::string> used_;
 };
 
-}  // namespace larmor::formats::detail
+}  // namespace larmor::app::detail

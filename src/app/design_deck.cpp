@@ -5,7 +5,7 @@
 
 #include "app/deck_section.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 namespace {
 
@@ -136,4 +136,4 @@ DesignDeck read_design_deck(const std::string& path) {
   return out;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

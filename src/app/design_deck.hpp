@@ -11,7 +11,7 @@
 #include "design/mrf_design.hpp"
 #include "design/spg.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 struct DesignDeck {
   Deck deck;
@@ -23,4 +23,4 @@ struct DesignDeck {
 
 DesignDeck read_design_deck(const std::string& path);
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -25,10 +25,10 @@ double since(clock::time_point t) {
 // PERK: every rank shares the training (or rank 0 loads the model and
 // broadcasts it); every rank estimates its voxels with the deterministic
 // kernel. Returns the estimator's summary.
-std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, bool talk, int d,
+std::string perk_fit(FitDeck& fd, const parallel::Communicator& comm, bool talk, int d,
                      const parallel::Range& mine, const std::vector<float>& signals,
                      const std::vector<std::vector<float>>& known_all, std::vector<FitMap>& outputs,
-                     estimators::TrainingReport& report, double& train_s, double& estimate_s,
+                     estimators::perk::TrainingReport& report, double& train_s, double& estimate_s,
                      const PhaseEnd& end_phase) {
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;
@@ -39,7 +39,7 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
   std::string image;
   bool ok = true;
   std::string error;
-  estimators::PerkModel trained;
+  estimators::perk::PerkModel trained;
   const bool train = fd.model_path.empty();
   if (train) {
     fd.perk.known_samples = known_all;
@@ -49,9 +49,9 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
       std::fflush(stdout);
     }
     try {
-      trained = estimators::train_perk(fd.deck.sequence, fd.perk, &report, &comm);
+      trained = estimators::perk::train_perk(fd.deck.sequence, fd.perk, &report, &comm);
       if (!fd.save_model_path.empty() && comm.is_root()) {
-        formats::save_perk_model(trained, fd.save_model_path);
+        save_perk_model(trained, fd.save_model_path);
       }
     } catch (const std::exception& e) {
       ok = false;
@@ -59,7 +59,7 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
     }
   } else if (comm.is_root()) {
     try {
-      image = formats::load_perk_model(fd.model_path).to_bytes();
+      image = load_perk_model(fd.model_path).to_bytes();
     } catch (const std::exception& e) {
       ok = false;
       error = e.what();
@@ -68,8 +68,8 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
   end_phase("train", "compute");
   comm.throw_if_any_failed(ok, error);
   if (!train) comm.broadcast(image);
-  const estimators::PerkModel model =
-      train ? std::move(trained) : estimators::PerkModel::from_bytes(image);
+  const estimators::perk::PerkModel model =
+      train ? std::move(trained) : estimators::perk::PerkModel::from_bytes(image);
   if (model.signals != d || model.known.size() != fd.perk.known.size()) {
     throw std::invalid_argument("the model takes " + std::to_string(model.signals) +
                                 " signals and " + std::to_string(model.known.size()) +
@@ -88,8 +88,8 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
   Kokkos::View<float*, Mem> mean("larmor::fit_mean_magnitude", mine.size());
   Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates", mine.size(),
                                                             l);
-  estimators::inputs_on(Exec(), signals.data(), mine.size(), d, known, inputs, mean);
-  perk::apply(Exec(), estimators::upload<Mem>(model), inputs, estimates, true);
+  estimators::perk::inputs_on(Exec(), signals.data(), mine.size(), d, known, inputs, mean);
+  perk::apply(Exec(), estimators::perk::upload<Mem>(model), inputs, estimates, true);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
   auto host_mean = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), mean);
   for (int o = 0; o < l; ++o) {
@@ -99,8 +99,8 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
     out.local.resize(static_cast<std::size_t>(mine.size()));
     const bool level = model.outputs[o] == tissue::Property::m0;
     for (std::int64_t v = 0; v < mine.size(); ++v) {
-      out.local[v] =
-          level ? estimators::m0_from_level(host_mean(v), host(v, o)) : float(host(v, o) * from_si);
+      out.local[v] = level ? estimators::perk::m0_from_level(host_mean(v), host(v, o))
+                           : float(host(v, o) * from_si);
     }
     if (level) {  // scored against a truth map where there is one
       out.scored = true;
@@ -127,26 +127,28 @@ std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, b
 
 // Dictionary matching: every rank builds the same dictionary from the deck's
 // [tissue] grid (and compresses it), then matches its voxels.
-std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communicator& comm,
+std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm,
                            const std::string& deck_path, const simulate::Simulator& sim,
                            const parallel::Range& mine, const std::vector<float>& signals,
                            std::vector<FitMap>& outputs, double& train_s, double& estimate_s,
                            const PhaseEnd& end_phase) {
   auto t0 = clock::now();
-  if (fd.deck.tissue.mode != formats::TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
+  if (fd.deck.tissue.mode != TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
     throw std::invalid_argument(deck_path +
                                 ": method = \"dictionary\" needs a [tissue] grid (the atoms)");
   }
   const parallel::Communicator self(MPI_COMM_SELF);
-  const formats::LocalVoxels atoms = formats::load_local_tissue(fd.deck.tissue, self, deck_path);
-  estimators::Dictionary dict =
-      estimators::make_dictionary(sim.run(atoms.tissue), sim.samples(), atoms.tissue);
-  if (fd.compress_energy > 0.0) dict = estimators::compress(dict, 0, fd.compress_energy);
+  const LocalVoxels atoms = load_local_tissue(fd.deck.tissue, self, deck_path);
+  estimators::dictionary::Dictionary dict =
+      estimators::dictionary::make_dictionary(sim.run(atoms.tissue), sim.samples(), atoms.tissue);
+  if (fd.compress_energy > 0.0)
+    dict = estimators::dictionary::compress(dict, 0, fd.compress_energy);
   train_s = since(t0);
   end_phase("dictionary", "compute");
   t0 = clock::now();
-  const estimators::MatchResult r = estimators::match(
-      dict, estimators::project(dict, signals, mine.size(), true), mine.size(), 0.0, true);
+  const estimators::dictionary::MatchResult r = estimators::dictionary::match(
+      dict, estimators::dictionary::project(dict, signals, mine.size(), true), mine.size(), 0.0,
+      true);
   const std::size_t np = dict.properties.size();
   for (std::size_t p = 0; p < np; ++p) {
     FitMap out;
@@ -182,8 +184,8 @@ std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communica
 
 // Nonlinear least squares: every rank fits its own voxels (each voxel's fit
 // is independent of the others).
-std::string nlls_fit(const formats::FitDeck& fd, const simulate::Simulator& sim,
-                     const parallel::Range& mine, const std::vector<float>& signals,
+std::string nlls_fit(const FitDeck& fd, const simulate::Simulator& sim, const parallel::Range& mine,
+                     const std::vector<float>& signals,
                      const std::vector<std::vector<float>>& known_all, std::vector<FitMap>& outputs,
                      double& estimate_s, const PhaseEnd& end_phase) {
   const auto t0 = clock::now();
@@ -194,10 +196,10 @@ std::string nlls_fit(const formats::FitDeck& fd, const simulate::Simulator& sim,
     t[fd.perk.known[k].property].map.assign(all.begin() + mine.begin, all.begin() + mine.end);
   }
   for (const auto& p : fd.perk.nuisance) t[p.property].uniform = float(p.low);
-  estimators::NllsSpec spec;
+  estimators::nlls::NllsSpec spec;
   spec.estimate = fd.perk.latent;
   spec.iterations = fd.nlls_iterations;
-  const estimators::NllsResult r = estimators::fit_nlls(sim, t, signals, spec);
+  const estimators::nlls::NllsResult r = estimators::nlls::fit_nlls(sim, t, signals, spec);
   const int np = r.parameters;
   for (int j = 0; j < np; ++j) {
     FitMap out;
@@ -274,14 +276,14 @@ std::int64_t Measured::volume() const {
   return volume;
 }
 
-Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
+Measured read_measured(const FitDeck& fd, const std::string& deck_path,
                        const parallel::Communicator& comm) {
   Measured m;
-  const bool nifti = formats::is_nifti_path(fd.data_path);
+  const bool nifti = io::is_nifti_path(fd.data_path);
   std::int64_t volume = 1;
   if (nifti) {
     // Every rank reads the series (nifti2 reads whole files) and keeps its rows.
-    const formats::NiftiSeries series = formats::read_nifti_series(fd.data_path);
+    const io::NiftiSeries series = io::read_nifti_series(fd.data_path);
     m.shape.assign(series.shape.begin(), series.shape.end());
     volume = series.shape[0] * series.shape[1] * series.shape[2];
     if (series.samples > std::numeric_limits<int>::max()) {
@@ -292,7 +294,7 @@ Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
       return series.values[std::size_t(2 * (s * volume + voxel) + part)];
     };
     if (!fd.mask_path.empty()) {
-      const std::vector<float> mask = formats::read_nifti_volume(fd.mask_path, series.shape);
+      const std::vector<float> mask = io::read_nifti_volume(fd.mask_path, series.shape);
       for (std::int64_t i = 0; i < volume; ++i) {
         if (mask[std::size_t(i)] != 0.0f) m.index.push_back(i);
       }
@@ -318,7 +320,7 @@ Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
       }
     }
   } else {
-    m.hdf5 = std::make_unique<formats::H5Reader>(fd.data_path, comm);
+    m.hdf5 = std::make_unique<io::H5Reader>(fd.data_path, comm);
     const auto& in = *m.hdf5;
     const auto dims = in.dims(fd.signals_dataset);
     if (dims.size() != 3 || dims[2] != 2) {
@@ -349,11 +351,10 @@ Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
     }
     // A volume dataset of the data file, or a NIfTI file (relative to the deck).
     const std::vector<float> map =
-        formats::is_nifti_path(ds)
-            ? formats::read_nifti_volume(
-                  ds, {m.shape.size() == 3 ? m.shape[0] : 0, m.shape.size() == 3 ? m.shape[1] : 0,
-                       m.shape.size() == 3 ? m.shape[2] : 0})
-            : m.hdf5->read_all_float(ds);
+        io::is_nifti_path(ds) ? io::read_nifti_volume(ds, {m.shape.size() == 3 ? m.shape[0] : 0,
+                                                           m.shape.size() == 3 ? m.shape[1] : 0,
+                                                           m.shape.size() == 3 ? m.shape[2] : 0})
+                              : m.hdf5->read_all_float(ds);
     if (std::int64_t(map.size()) != volume) {
       throw std::invalid_argument(fd.data_path + ": " + ds + " does not have the volume's size");
     }
@@ -365,7 +366,7 @@ Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
   return m;
 }
 
-FitResult estimate_maps(formats::FitDeck& fd, const std::string& deck_path,
+FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
                         const parallel::Communicator& comm, const Measured& data, bool talk,
                         const PhaseEnd& end_phase) {
   const int d = data.samples;
@@ -405,13 +406,13 @@ std::vector<std::vector<float>> gather_maps(const std::vector<FitMap>& maps, con
   return volumes;
 }
 
-void write_maps(const std::string& output, const formats::FitDeck& fd, const Measured& data,
+void write_maps(const std::string& output, const FitDeck& fd, const Measured& data,
                 const std::vector<FitMap>& maps, const std::vector<std::vector<float>>& volumes,
                 const std::string& summary, const parallel::Communicator& comm) {
   const std::int64_t n = data.voxels;
   const parallel::Range& mine = data.mine;
   const std::vector<std::int64_t>& shape = data.shape;
-  formats::H5Writer out(output, comm);
+  io::H5Writer out(output, comm);
   for (std::size_t k = 0; k < maps.size(); ++k) {
     const FitMap& o = maps[k];
     out.write_rows("/estimates/" + o.name, {std::uint64_t(n)}, mine.begin, o.local.data(),
@@ -433,8 +434,8 @@ void write_maps(const std::string& output, const formats::FitDeck& fd, const Mea
                                  ? output.substr(0, output.size() - 3)
                                  : output;
     for (const FitMap& o : maps) {
-      formats::write_nifti_volume(stem + "_" + o.name + ".nii", {shape[0], shape[1], shape[2]},
-                                  volumes[std::size_t(&o - maps.data())]);
+      io::write_nifti_volume(stem + "_" + o.name + ".nii", {shape[0], shape[1], shape[2]},
+                             volumes[std::size_t(&o - maps.data())]);
     }
   }
 }

@@ -44,14 +44,14 @@ struct Measured {
   std::vector<float> signals;  // [mine][samples][2]
   std::vector<std::int64_t> index, shape;
   std::vector<std::vector<float>> known_all;  // per known property, SI, every voxel
-  std::unique_ptr<formats::H5Reader> hdf5;    // null for NIfTI data
+  std::unique_ptr<io::H5Reader> hdf5;         // null for NIfTI data
 
   std::int64_t volume() const;  // the product of shape
 };
 
 // Reads and checks the data a fit deck names (voxel index inside the volume
 // and unique; finite, not all-zero signals; known maps of the volume's size).
-Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
+Measured read_measured(const FitDeck& fd, const std::string& deck_path,
                        const parallel::Communicator& comm);
 
 // Called as each phase of the fit ends: (name, kind), as PhaseTimer::end_phase.
@@ -60,7 +60,7 @@ using PhaseEnd = std::function<void(const std::string& name, const std::string& 
 struct FitResult {
   std::vector<FitMap> maps;
   std::string summary;  // the estimator, in words
-  estimators::TrainingReport report;
+  estimators::perk::TrainingReport report;
   double train_s = 0.0, estimate_s = 0.0;
 };
 
@@ -68,7 +68,7 @@ struct FitResult {
 // every rank together (or loaded by rank 0 and broadcast), saved when the
 // deck asks; `talk`: print the training's start. Throws std::invalid_argument
 // when the data's sample count is not the deck's sequence's.
-FitResult estimate_maps(formats::FitDeck& fd, const std::string& deck_path,
+FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
                         const parallel::Communicator& comm, const Measured& data, bool talk,
                         const PhaseEnd& end_phase);
 
@@ -78,7 +78,7 @@ std::vector<std::vector<float>> gather_maps(const std::vector<FitMap>& maps, con
 
 // Writes the maps file (collective, atomic) and, when the deck asks, NIfTI
 // copies <output stem>_<map>.nii of the volume maps (rank 0).
-void write_maps(const std::string& output, const formats::FitDeck& fd, const Measured& data,
+void write_maps(const std::string& output, const FitDeck& fd, const Measured& data,
                 const std::vector<FitMap>& maps, const std::vector<std::vector<float>>& volumes,
                 const std::string& summary, const parallel::Communicator& comm);
 

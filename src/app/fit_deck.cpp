@@ -6,7 +6,7 @@
 #include "app/deck_section.hpp"
 #include "io/nifti_file.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -22,16 +22,16 @@ tissue::Property property_named(const Section& s, const std::string& key, const 
 
 // A table of property = number | { from, to, spacing } (| map = "/dataset"
 // when `maps` is given) in deck units.
-std::vector<estimators::Prior> priors(const Section& s, const std::string& key,
-                                      std::vector<std::string>* maps) {
-  std::vector<estimators::Prior> out;
+std::vector<estimators::perk::Prior> priors(const Section& s, const std::string& key,
+                                            std::vector<std::string>* maps) {
+  std::vector<estimators::perk::Prior> out;
   const toml::node* n = s.node(key);
   if (!n) return out;
   const toml::table* t = n->as_table();
   if (!t) s.fail(key, "must be a table such as { t2_ms = { from = 20, to = 400 } }");
   for (const auto& [k, value] : *t) {
     const std::string name(k.str());
-    estimators::Prior p;
+    estimators::perk::Prior p;
     p.property = property_named(s, key, name);
     const double si = tissue::to_si(p.property);
     if (value.is_number()) {
@@ -97,7 +97,7 @@ FitDeck read_fit_deck(const std::string& path) {
   const std::string file = d.string("file", "");
   if (file.empty()) d.fail("file", "is required: the HDF5 file of measured signals");
   out.data_path = resolve(file);
-  if (is_nifti_path(out.data_path)) {
+  if (io::is_nifti_path(out.data_path)) {
     for (const char* key : {"signals", "voxel_index", "volume_shape"}) {
       if (d.has(key)) d.fail(key, "names an HDF5 dataset; a NIfTI file holds only the signals");
     }
@@ -139,9 +139,9 @@ FitDeck read_fit_deck(const std::string& path) {
   spec.known = priors(e, "known", &out.known_datasets);
   for (std::size_t k = 0; k < out.known_datasets.size(); ++k) {
     auto& ds = out.known_datasets[k];
-    if (is_nifti_path(ds)) {
+    if (io::is_nifti_path(ds)) {
       ds = resolve(ds);  // a NIfTI file, relative to the deck
-    } else if (!ds.empty() && is_nifti_path(out.data_path)) {
+    } else if (!ds.empty() && io::is_nifti_path(out.data_path)) {
       e.fail("known", std::string(".") + tissue::deck_name(spec.known[k].property) + ".map '" + ds +
                           "' is a dataset name, but the data are NIfTI: give a .nii file");
     }
@@ -177,4 +177,4 @@ FitDeck read_fit_deck(const std::string& path) {
   return out;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -12,7 +12,7 @@
 #include "app/deck.hpp"
 #include "estimators/perk/perk_train.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 struct FitDeck {
   Deck deck;
@@ -28,11 +28,11 @@ struct FitDeck {
   int nlls_iterations = 40;
   bool nifti_output = false;         // [output] nifti = true: <path stem>_<map>.nii beside the HDF5
   double compress_energy = 0.99999;  // dictionary: SVD rank keeping this energy (0: none)
-  estimators::PerkSpec perk;
+  estimators::perk::PerkSpec perk;
   std::string model_path;       // load this model instead of training
   std::string save_model_path;  // save the trained model here
 };
 
 FitDeck read_fit_deck(const std::string& path);
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

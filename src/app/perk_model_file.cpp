@@ -7,10 +7,10 @@
 
 #include "io/hdf5_file.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 namespace {
 
-using estimators::PerkModel;
+using estimators::perk::PerkModel;
 
 std::vector<std::int64_t> property_codes(const std::vector<tissue::Property>& p) {
   std::vector<std::int64_t> codes;
@@ -33,8 +33,8 @@ std::vector<tissue::Property> properties_of(const std::vector<float>& codes,
 }  // namespace
 
 void save_perk_model(const PerkModel& m, const std::string& path) {
-  estimators::check_perk_model(m, path);
-  formats::H5Writer out(path, parallel::Communicator(MPI_COMM_SELF));
+  estimators::perk::check_perk_model(m, path);
+  io::H5Writer out(path, parallel::Communicator(MPI_COMM_SELF));
   const auto q = std::uint64_t(m.inputs()), h = std::uint64_t(m.features);
   const auto l = std::uint64_t(m.outputs.size());
   out.write_whole("/perk/frequencies", {h, q}, m.frequencies);
@@ -57,7 +57,7 @@ void save_perk_model(const PerkModel& m, const std::string& path) {
 }
 
 PerkModel load_perk_model(const std::string& path) {
-  const formats::H5Reader in(path, parallel::Communicator(MPI_COMM_SELF));
+  const io::H5Reader in(path, parallel::Communicator(MPI_COMM_SELF));
   PerkModel m;
   m.signals = int(in.attribute_int64("/perk", "signals"));
   m.known = properties_of(
@@ -74,8 +74,8 @@ PerkModel load_perk_model(const std::string& path) {
   m.noise_sigma = in.attribute_double("/perk", "noise_sigma");
   m.holdout_cost = in.attribute_double("/perk", "holdout_cost");
   m.sequence = in.attribute_string("/perk", "sequence");
-  estimators::check_perk_model(m, path);
+  estimators::perk::check_perk_model(m, path);
   return m;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

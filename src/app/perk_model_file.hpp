@@ -7,10 +7,10 @@
 
 #include "estimators/perk/perk_model.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 // Rank 0 writes, atomically (temporary file, then rename).
-void save_perk_model(const estimators::PerkModel& model, const std::string& path);
-estimators::PerkModel load_perk_model(const std::string& path);
+void save_perk_model(const estimators::perk::PerkModel& model, const std::string& path);
+estimators::perk::PerkModel load_perk_model(const std::string& path);
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -6,7 +6,7 @@
 #include "io/hdf5_file.hpp"
 #include "larmor_config.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 namespace {
 // Sequence parameters carry their unit as a name suffix.
@@ -35,7 +35,7 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
     if (ec) error = path + ": cannot create the folder '" + folder.string() + "': " + ec.message();
   }
   comm.throw_if_any_failed(error.empty(), error);
-  H5Writer out(path, comm);
+  io::H5Writer out(path, comm);
   const auto total = static_cast<std::uint64_t>(voxels.total);
   const auto samples = static_cast<std::uint64_t>(simulator.samples());
   const std::int64_t offset = voxels.range.begin;
@@ -76,4 +76,4 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
   out.commit();
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

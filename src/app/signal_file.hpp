@@ -19,7 +19,7 @@
 #include "parallel/communicator.hpp"
 #include "simulate/simulator.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 struct RunInfo {
   std::string builder;
@@ -35,4 +35,4 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
                        const simulate::Simulator& simulator, const LocalVoxels& voxels,
                        const std::vector<float>& local_signals, const RunInfo& info);
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -8,7 +8,7 @@
 
 #include "io/hdf5_file.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 namespace {
 
@@ -62,7 +62,7 @@ LocalVoxels load_grid(const TissueSpec& spec, const parallel::Communicator& comm
 LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm) {
   using tissue::Property;
   LocalVoxels out;
-  H5Reader file(spec.maps_path, comm);
+  io::H5Reader file(spec.maps_path, comm);
   // The volume's shape comes from the mask, or from the first map.
   std::string shape_from = spec.mask_dataset;
   if (shape_from.empty()) {
@@ -140,7 +140,7 @@ void load_transmit(const TissueSpec& spec, const parallel::Communicator& comm, L
     return;
   }
   if (spec.transmit_dataset.empty()) return;
-  H5Reader file(spec.maps_path, comm);
+  io::H5Reader file(spec.maps_path, comm);
   const auto dims = file.dims(spec.transmit_dataset);
   const auto& volume = out.volume_shape;
   const bool shaped = dims.size() == volume.size() + 2 && dims.back() == 2 &&
@@ -197,4 +197,4 @@ LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicat
   return out;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -15,7 +15,7 @@
 #include "parallel/partition.hpp"
 #include "tissue/tissue.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 
 struct LocalVoxels {
   std::int64_t total = 0;                   // over all ranks
@@ -34,4 +34,4 @@ std::int64_t grid_voxel_count(const TissueSpec& spec, const std::string& deck_pa
 LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicator& comm,
                               const std::string& deck_path);
 
-}  // namespace larmor::formats
+}  // namespace larmor::app

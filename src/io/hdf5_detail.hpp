@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace larmor::formats::detail {
+namespace larmor::io::detail {
 
 // HDF5 prints its error stack to stderr by default; we fold it into exceptions.
 inline void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
@@ -142,4 +142,4 @@ inline void select_rows(hid_t space, const std::vector<std::uint64_t>& dims, std
   }
 }
 
-}  // namespace larmor::formats::detail
+}  // namespace larmor::io::detail

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <utility>
 
-namespace larmor::formats {
+namespace larmor::io {
 using namespace detail;
 
 // ---------------------------------------------------------------------------- Handle
@@ -451,4 +451,4 @@ void H5Writer::commit() {
   release_temporary(temp_path_);
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

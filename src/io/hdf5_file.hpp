@@ -47,7 +47,7 @@
 #error "LARMOR_HDF5_PARALLEL=1 needs an HDF5 built with parallel (MPI-IO) support"
 #endif
 
-namespace larmor::formats {
+namespace larmor::io {
 
 // True when built for parallel HDF5 (LARMOR_HDF5_PARALLEL=1).
 constexpr bool parallel_hdf5_enabled() { return LARMOR_HDF5_PARALLEL != 0; }
@@ -213,4 +213,4 @@ class H5Reader {
   Handle file_;
 };
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

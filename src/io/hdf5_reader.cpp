@@ -6,7 +6,7 @@
 
 #include "io/hdf5_detail.hpp"
 
-namespace larmor::formats {
+namespace larmor::io {
 
 using namespace detail;
 
@@ -242,4 +242,4 @@ std::string H5Reader::attribute_string(const std::string& object_path,
   return value;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

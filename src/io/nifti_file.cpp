@@ -12,7 +12,7 @@
 #include <nifti2_io.h>
 #endif
 
-namespace larmor::formats {
+namespace larmor::io {
 
 bool nifti_available() { return LARMOR_HAVE_NIFTI != 0; }
 
@@ -175,4 +175,4 @@ void write_nifti_series(const std::string& path, const NiftiSeries&) {
 }
 #endif
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

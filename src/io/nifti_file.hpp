@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace larmor::formats {
+namespace larmor::io {
 
 bool nifti_available();
 
@@ -39,4 +39,4 @@ NiftiSeries read_nifti_series(const std::string& path);
 // Written as complex64, atomically.
 void write_nifti_series(const std::string& path, const NiftiSeries& series);
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

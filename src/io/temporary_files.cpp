@@ -11,7 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 
-namespace larmor::formats {
+namespace larmor::io {
 namespace {
 
 namespace fs = std::filesystem;
@@ -111,4 +111,4 @@ void refuse_output_over_inputs(const std::string& output, const std::vector<std:
   }
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

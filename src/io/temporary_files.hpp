@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace larmor::formats {
+namespace larmor::io {
 
 // Installs the handlers (once; later calls do nothing).
 void remove_temporaries_on_interrupt();
@@ -35,4 +35,4 @@ std::vector<std::string> remove_stale_temporaries(const std::string& final_path)
 void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,
                                const std::string& what);
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

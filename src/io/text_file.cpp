@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-namespace larmor::formats {
+namespace larmor::io {
 
 void write_text_atomically(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
@@ -37,4 +37,4 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   release_temporary(temp);
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

@@ -5,10 +5,10 @@
 
 #include <string>
 
-namespace larmor::formats {
+namespace larmor::io {
 
 // Creates missing parent directories; throws std::runtime_error naming the
 // path on any failure.
 void write_text_atomically(const std::string& path, const std::string& text);
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

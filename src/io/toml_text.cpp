@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace larmor::formats {
+namespace larmor::io {
 
 namespace {
 
@@ -159,4 +159,4 @@ std::string read_toml_text(const std::string& path) {
   return s;
 }
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

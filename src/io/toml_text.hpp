@@ -13,7 +13,7 @@
 
 #include <string>
 
-namespace larmor::formats {
+namespace larmor::io {
 
 // Reads `path` whole; throws std::invalid_argument "PATH:LINE:COL: ..." for a
 // non-ASCII byte where the check refuses it, std::runtime_error if the file
@@ -23,4 +23,4 @@ std::string read_toml_text(const std::string& path);
 // The check alone, on text already read (`path` names it in the message).
 void check_toml_text(const std::string& text, const std::string& path);
 
-}  // namespace larmor::formats
+}  // namespace larmor::io

@@ -10,7 +10,7 @@
 #include "io/toml_text.hpp"
 #include "larmor_config.hpp"
 
-namespace larmor::formats {
+namespace larmor::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -267,15 +267,15 @@ TEST_F(DeckTest, non_ascii_text_is_refused_outside_strings_and_comments) {
   // In comments and strings of every kind it is text, wherever a string
   // may stand (values, arrays, inline tables, quoted and dotted keys).
   EXPECT_NO_THROW(
-      check_toml_text("# T\xC3\xA9\nname = \"\xC3\xA9\\\"\xC3\xA9\" # \xC3\xBC\n"
-                      "b = 'x\xC3\xA9'\nc = '''\n\xC3\xBC'''\nd = \"\"\"\xC3\xBC\\\"\"\"\"\n"
-                      "e = \"\"\"\\\nx\xC3\xBC\"\"\"\"\n"
-                      "f = [1, \"\xC3\xA9\"]\ng = {h = '\xC3\xA9'}\n\"\xC3\xA9\" = 1\n"
-                      "[a.\"\xC3\xA9\"]\n[\"\xC3\xA9\"]\n",
-                      "text"));
+      io::check_toml_text("# T\xC3\xA9\nname = \"\xC3\xA9\\\"\xC3\xA9\" # \xC3\xBC\n"
+                          "b = 'x\xC3\xA9'\nc = '''\n\xC3\xBC'''\nd = \"\"\"\xC3\xBC\\\"\"\"\"\n"
+                          "e = \"\"\"\\\nx\xC3\xBC\"\"\"\"\n"
+                          "f = [1, \"\xC3\xA9\"]\ng = {h = '\xC3\xA9'}\n\"\xC3\xA9\" = 1\n"
+                          "[a.\"\xC3\xA9\"]\n[\"\xC3\xA9\"]\n",
+                          "text"));
   // and the string's end is found: what follows it is code again.
-  EXPECT_THROW(check_toml_text("a = \"x\\\"\" \xC3\xA9\n", "text"), std::invalid_argument);
-  EXPECT_THROW(check_toml_text("a = '''x''''' \xC3\xA9\n", "text"), std::invalid_argument);
+  EXPECT_THROW(io::check_toml_text("a = \"x\\\"\" \xC3\xA9\n", "text"), std::invalid_argument);
+  EXPECT_THROW(io::check_toml_text("a = '''x''''' \xC3\xA9\n", "text"), std::invalid_argument);
   const std::string path =
       write("# r\xC3\xA9sum\xC3\xA9\n[sequence]\nbuilder = \"spgr\"\n" + std::string(kTissue));
   EXPECT_NO_THROW(read_deck(path));
@@ -433,4 +433,4 @@ max_order = 15
 }
 
 }  // namespace
-}  // namespace larmor::formats
+}  // namespace larmor::app

@@ -23,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::fwrite(data, 1, size, f);
   std::fclose(f);
   try {
-    (void)larmor::formats::read_deck(path);
-  } catch (const larmor::formats::DeckError&) {
+    (void)larmor::app::read_deck(path);
+  } catch (const larmor::app::DeckError&) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_deck: not a DeckError: %s\n", e.what());
     std::abort();

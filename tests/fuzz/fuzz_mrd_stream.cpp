@@ -11,8 +11,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
-    larmor::formats::mrd::read_stream(in, "fuzz");
-  } catch (const larmor::formats::mrd::MrdError&) {
+    larmor::io::mrd::read_stream(in, "fuzz");
+  } catch (const larmor::io::mrd::MrdError&) {
   }
   return 0;
 }

@@ -18,7 +18,7 @@
 #include "io/mrd/mrd.hpp"
 #include "larmor_config.hpp"
 
-namespace larmor::formats::mrd {
+namespace larmor::io::mrd {
 namespace {
 
 std::string header_xml(bool with_tr) {
@@ -287,16 +287,16 @@ TEST(Mrd, a_deck_instantiates_its_builder_from_an_mrd_header) {
   std::ofstream(dir / "deck.toml")
       << "[sequence]\nbuilder = \"spgr\"\nmrd = \"scan.h5\"\ncount = 10\n"
       << tissue;
-  const formats::Deck deck = formats::read_deck((dir / "deck.toml").string());
+  const app::Deck deck = app::read_deck((dir / "deck.toml").string());
   ASSERT_EQ(deck.sequence.events.size(), 20u);
   EXPECT_NEAR(deck.sequence.events[0].flip_rad, 15.0 * 3.14159265358979 / 180, 1e-12);
   EXPECT_NEAR(deck.sequence.events[0].duration_s + deck.sequence.events[1].duration_s, 8e-3, 1e-9);
   std::ofstream(dir / "bad.toml") << "[sequence]\nbuilder = \"spgr\"\nmrd = \"absent.h5\"\n"
                                   << tissue;
   try {
-    formats::read_deck((dir / "bad.toml").string());
+    app::read_deck((dir / "bad.toml").string());
     FAIL() << "accepted";
-  } catch (const formats::DeckError& e) {
+  } catch (const app::DeckError& e) {
     EXPECT_NE(std::string(e.what()).find("bad.toml:3: [sequence] mrd could not be used"),
               std::string::npos)
         << e.what();
@@ -323,4 +323,4 @@ TEST(Mrd, seed_and_fuzz_findings_are_read_or_refused) {
 }
 
 }  // namespace
-}  // namespace larmor::formats::mrd
+}  // namespace larmor::io::mrd

@@ -13,7 +13,7 @@
 #include <nifti2_io.h>
 #endif
 
-namespace larmor::formats {
+namespace larmor::io {
 namespace {
 
 TEST(Nifti, RoundTripAndShapeCheck) {
@@ -103,4 +103,4 @@ TEST(Nifti, SignalSeries) {
 #endif
 
 }  // namespace
-}  // namespace larmor::formats
+}  // namespace larmor::io

@@ -11,7 +11,7 @@
 #include "io/pulseq/pulseq_file.hpp"
 #include "larmor_config.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 namespace fs = std::filesystem;
@@ -404,4 +404,4 @@ TEST(PulseqFuzzRegressions, every_kept_input_is_read_or_refused) {
 }
 
 }  // namespace
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -30,7 +30,7 @@
 #include "reference/pulseq_bloch.hpp"
 #include "simulate/simulator.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 namespace fs = std::filesystem;
@@ -331,4 +331,4 @@ TEST(PulseqCorpus, pulses_marked_as_inversions_can_be_left_unscaled_by_b1) {
 }
 
 }  // namespace
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -19,7 +19,7 @@
 #include "sequence/canonical.hpp"
 #include "sequence/operators.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 using sequence::Event;
@@ -448,4 +448,4 @@ TEST(PulseqRoundTrip, WrittenAtomically) {
 }
 
 }  // namespace
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -79,7 +79,7 @@ struct BlochOptions {
 // M0, T1, T2, df and b1. Throws std::invalid_argument on input it cannot
 // simulate (missing shapes, mismatched lengths, ppm offsets without B0,
 // events past their block's end), naming the block or event.
-std::vector<BlochSample> simulate_pulseq_bloch(const larmor::formats::pulseq::PulseqFile& file,
+std::vector<BlochSample> simulate_pulseq_bloch(const larmor::io::pulseq::PulseqFile& file,
                                                const Tissue& tissue, const BlochOptions& options);
 
 // n positions s * m / |m|^2 with s = (j + 0.5) / n, j = 0..n-1: m.r spans one

@@ -18,7 +18,7 @@
 namespace larmor::reference {
 namespace {
 
-namespace pq = larmor::formats::pulseq;
+namespace pq = larmor::io::pulseq;
 using Vec = std::array<double, 3>;
 
 constexpr double kPi = 3.14159265358979323846;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 namespace {
 
 // A tiny append/consume byte codec for the broadcast image.
@@ -158,4 +158,4 @@ float m0_from_level(double mean_magnitude, float level) {
   return level > 0.0f ? float(mean_magnitude / level) : 0.0f;
 }
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

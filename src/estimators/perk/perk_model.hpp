@@ -10,7 +10,7 @@
 
 #include "tissue/tissue.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 
 struct PerkModel {
   int signals = 0;                        // D: signal magnitudes per voxel
@@ -53,4 +53,4 @@ float m0_from_level(double mean_magnitude, float level);
 // model as HDF5: app/perk_model_file.hpp.)
 void check_perk_model(const PerkModel& model, const std::string& where);
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

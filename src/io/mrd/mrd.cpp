@@ -13,7 +13,7 @@
 #include "io/mrd/mrd_detail.hpp"
 #include "sequence/builders/builders.hpp"
 
-namespace larmor::formats::mrd {
+namespace larmor::io::mrd {
 
 namespace {
 
@@ -191,4 +191,4 @@ std::vector<float> acquisition_signals(const Measurement& m, int channel, int* s
   return out;
 }
 
-}  // namespace larmor::formats::mrd
+}  // namespace larmor::io::mrd

@@ -14,7 +14,7 @@
 
 #include "sequence/description.hpp"
 
-namespace larmor::formats::mrd {
+namespace larmor::io::mrd {
 
 struct MrdError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -82,4 +82,4 @@ ImageSeries read_image_series(const std::string& path, const std::string& variab
 // [sample][re, im] floats; every acquisition must have the same sample count.
 std::vector<float> acquisition_signals(const Measurement& m, int channel, int* samples);
 
-}  // namespace larmor::formats::mrd
+}  // namespace larmor::io::mrd

@@ -5,8 +5,8 @@
 
 #include "io/mrd/mrd.hpp"
 
-namespace larmor::formats::mrd::detail {
+namespace larmor::io::mrd::detail {
 
 Acquisition acquisition_of(const ISMRMRD::ISMRMRD_AcquisitionHeader& h);
 
-}  // namespace larmor::formats::mrd::detail
+}  // namespace larmor::io::mrd::detail

@@ -10,7 +10,7 @@
 #include "io/mrd/mrd.hpp"
 #include "io/mrd/mrd_detail.hpp"
 
-namespace larmor::formats::mrd {
+namespace larmor::io::mrd {
 
 namespace detail {
 
@@ -166,4 +166,4 @@ Measurement read_stream_file(const std::string& path) {
   return read_stream(in, path);
 }
 
-}  // namespace larmor::formats::mrd
+}  // namespace larmor::io::mrd

@@ -7,7 +7,7 @@
 
 #include "io/pulseq/pulseq_file.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 // Per-round left-rotation amounts (RFC 1321, section 3.4).
@@ -90,4 +90,4 @@ std::string md5_hex(const std::string& bytes) {
   return hex;
 }
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -10,7 +10,7 @@
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
 
-namespace larmor::formats::pulseq::detail {
+namespace larmor::io::pulseq::detail {
 
 struct Row {
   int line = 0;
@@ -154,4 +154,4 @@ sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<do
                                     double end_time, const std::array<double, 3>& end_moment,
                                     const TranslateOptions& options, TranslationReport& report);
 
-}  // namespace larmor::formats::pulseq::detail
+}  // namespace larmor::io::pulseq::detail

@@ -16,7 +16,7 @@
 
 #include "io/pulseq/pulseq_detail.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 using detail::BlockGradients;
@@ -549,4 +549,4 @@ sequence::Description to_description(const PulseqFile& file, const TranslateOpti
   return d;
 }
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -22,7 +22,7 @@
 #include "io/pulseq/pulseq_file.hpp"
 #include "sequence/description.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 
 enum class AdcSampling {
   echo_centre,  // one recorded sample per ADC, at sample N/2 (the echo centre)
@@ -108,4 +108,4 @@ std::string format_report(const TranslationReport& report, int detail_rows = 12)
 sequence::Description to_description(const PulseqFile& file, const TranslateOptions& options = {},
                                      TranslationReport* report = nullptr);
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

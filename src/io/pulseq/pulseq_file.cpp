@@ -14,7 +14,7 @@
 
 #include "io/pulseq/pulseq_detail.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace detail {
 
 void Context::fail(int line, const std::string& section, const std::string& what) const {
@@ -362,4 +362,4 @@ const ExtensionSpec* PulseqFile::find_extension(const std::string& name) const {
   return nullptr;
 }
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

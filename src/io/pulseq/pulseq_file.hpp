@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 
 struct PulseqError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -163,4 +163,4 @@ std::vector<double> decompress_shape(const std::vector<double>& compressed, int 
 // Lower-case hex MD5 of `bytes` (RFC 1321).
 std::string md5_hex(const std::string& bytes);
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -11,7 +11,7 @@
 #include "io/pulseq/pulseq_detail.hpp"
 #include "sequence/canonical.hpp"
 
-namespace larmor::formats::pulseq::detail {
+namespace larmor::io::pulseq::detail {
 namespace {
 
 double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
@@ -278,4 +278,4 @@ sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<do
   return sequence::assemble(form, name);
 }
 
-}  // namespace larmor::formats::pulseq::detail
+}  // namespace larmor::io::pulseq::detail

@@ -7,7 +7,7 @@
 
 #include "io/pulseq/pulseq_detail.hpp"
 
-namespace larmor::formats::pulseq::detail {
+namespace larmor::io::pulseq::detail {
 namespace {
 constexpr double kTwoPi = 6.283185307179586;
 constexpr double kGammaMHzPerT = 42.577478518;  // 1H
@@ -106,4 +106,4 @@ PulseAnalysis analyse_pulse(const PulseqFile& file, const Block& b, const BlockG
   return p;
 }
 
-}  // namespace larmor::formats::pulseq::detail
+}  // namespace larmor::io::pulseq::detail

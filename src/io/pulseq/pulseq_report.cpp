@@ -5,7 +5,7 @@
 
 #include "io/pulseq/pulseq_events.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 std::string vec_text(const std::array<double, 3>& v, double scale, const char* unit) {
@@ -86,4 +86,4 @@ std::string format_report(const TranslationReport& r, int detail_rows) {
   return s.str();
 }
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -7,7 +7,7 @@
 
 #include "io/pulseq/pulseq_detail.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 
 std::vector<double> decompress_shape(const std::vector<double>& compressed, int max_samples) {
   std::vector<double> derivative;
@@ -334,4 +334,4 @@ void parse_extensions(const Context& ctx, const Section& section, PulseqFile& fi
 }
 
 }  // namespace detail
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -7,7 +7,7 @@
 
 #include "io/pulseq/pulseq_detail.hpp"
 
-namespace larmor::formats::pulseq::detail {
+namespace larmor::io::pulseq::detail {
 
 void Failure::operator()(int first_block, int last_block, const std::string& why) const {
   std::ostringstream s;
@@ -172,4 +172,4 @@ BlockGradients gradients_of(const PulseqFile& file, const Block& b, const Failur
   return out;
 }
 
-}  // namespace larmor::formats::pulseq::detail
+}  // namespace larmor::io::pulseq::detail

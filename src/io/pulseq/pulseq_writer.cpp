@@ -12,7 +12,7 @@
 #include "io/text_file.hpp"
 #include "sequence/canonical.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 namespace {
 
 constexpr double kTwoPi = 6.283185307179586;
@@ -170,4 +170,4 @@ void write_pulseq(const std::string& path, const sequence::Description& d,
   write_text_atomically(path, format_pulseq(d, options));
 }
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq

@@ -14,7 +14,7 @@
 
 #include "sequence/description.hpp"
 
-namespace larmor::formats::pulseq {
+namespace larmor::io::pulseq {
 
 struct WriteOptions {
   double crusher_moment_per_m = 1000.0;  // one cycle per millimetre, along z
@@ -26,4 +26,4 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
 void write_pulseq(const std::string& path, const sequence::Description& d,
                   const WriteOptions& options = {});
 
-}  // namespace larmor::formats::pulseq
+}  // namespace larmor::io::pulseq
