@@ -16,7 +16,7 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "simulate/device_tissue.hpp"
 #include "simulate/memory_budget.hpp"
 #include "simulate/simulator.hpp"
@@ -272,7 +272,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
          << ", \"gflop_per_s\": " << gflops << "}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
   json << "  ]\n}\n";
-  formats::write_text_atomically(args.json, json.str());
+  io::write_text_atomically(args.json, json.str());
   std::printf("larmor bench: wrote %s\n", args.json.c_str());
   return 0;
 }

@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
 #include "estimators/dictionary/dictionary.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "simulate/simulator.hpp"
 #include "workloads.hpp"
 
@@ -35,7 +35,8 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
       args.voxels > 0 ? args.voxels : std::max<std::int64_t>(1, std::llround(1e6 * args.scale));
   const tissue::Tissue grid = workload_tissue("mrf", atoms);
   auto t0 = clock::now();
-  const estimators::Dictionary d = estimators::make_dictionary(sim.run(grid), sim.samples(), grid);
+  const estimators::dictionary::Dictionary d =
+      estimators::dictionary::make_dictionary(sim.run(grid), sim.samples(), grid);
   const double simulate_s = seconds(t0);
   // Voxels: other points of the same ranges (a different stretch of the
   // low-discrepancy sequence), M0 0.8, noise 1 % of M0 per channel.
@@ -46,18 +47,18 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   std::normal_distribution<float> noise(0.0f, 0.008f);
   for (float& x : s) x += noise(rng);
   t0 = clock::now();
-  const estimators::Dictionary c = estimators::compress(d, 0, 0.99999);
+  const estimators::dictionary::Dictionary c = estimators::dictionary::compress(d, 0, 0.99999);
   const double compress_s = seconds(t0);
   t0 = clock::now();
-  const std::vector<float> sc = estimators::project(c, s, voxels);
+  const std::vector<float> sc = estimators::dictionary::project(c, s, voxels);
   const double project_s = seconds(t0);
   t0 = clock::now();
-  const estimators::MatchResult rc = estimators::match(c, sc, voxels);
+  const estimators::dictionary::MatchResult rc = estimators::dictionary::match(c, sc, voxels);
   const double match_s = seconds(t0);
   // Uncompressed on a subset, for the maps' agreement.
   const std::int64_t subset = std::min<std::int64_t>(voxels, 20000);
   t0 = clock::now();
-  const estimators::MatchResult r = estimators::match(
+  const estimators::dictionary::MatchResult r = estimators::dictionary::match(
       d, std::vector<float>(s.begin(), s.begin() + subset * sim.samples() * 2), subset);
   const double full_s = seconds(t0);
   const std::size_t np = d.properties.size();
@@ -96,7 +97,7 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
        << ", \"project_s\": " << project_s << ", \"match_s\": " << match_s
        << ", \"uncompressed_subset_s\": " << full_s << ", \"subset\": " << subset
        << ", \"same_atom_fraction\": " << double(same) / double(subset) << "\n}\n";
-  formats::write_text_atomically(args.json, json.str());
+  io::write_text_atomically(args.json, json.str());
   std::printf("larmor bench: wrote %s\n", args.json.c_str());
   return 0;
 }

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "perk/perk_apply.hpp"
 
 namespace larmor::drivers {
@@ -99,7 +99,7 @@ int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm) {
        << ", \"adjoint_median_s\": " << adjoint.second
        << ",\n  \"deterministic_apply_best_s\": " << forward_det.first
        << ", \"deterministic_adjoint_best_s\": " << adjoint_det.first << "\n}\n";
-  formats::write_text_atomically(args.json, json.str());
+  io::write_text_atomically(args.json, json.str());
   std::printf("larmor bench: wrote %s\n", args.json.c_str());
   return 0;
 }

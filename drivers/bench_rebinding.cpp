@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "commands.hpp"
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 #include "sequence/rebinding.hpp"
 #include "workloads.hpp"
 
@@ -77,7 +77,7 @@ int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& com
        << "    {\"workload\": \"mrf\", \"events\": " << events << ", \"arguments\": " << base.size()
        << ", \"repack_calls_per_s\": " << repack << ", \"rebind_calls_per_s\": " << rebind
        << ", \"speedup\": " << rebind / repack << ", \"checksum\": " << checksum << "}\n  ]\n}\n";
-  formats::write_text_atomically(args.json, json.str());
+  io::write_text_atomically(args.json, json.str());
   std::printf("larmor bench: wrote %s\n", args.json.c_str());
   return 0;
 }

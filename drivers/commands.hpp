@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "formats/deck.hpp"
+#include "app/deck.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"
@@ -12,7 +12,7 @@
 namespace larmor::drivers {
 
 // Rank 0 prints what a Pulseq deck's file translated to (quiet: only its warnings).
-void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
+void report_sequence(const app::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command);
 
 // Rank 0 warns once when off-resonance exceeds half the bandwidth of the
@@ -22,12 +22,11 @@ void warn_beyond_bandwidth(const sequence::Description& d, const tissue::Tissue&
 
 // Rank 0 warns once when the deck leaves the order cap automatic and the cap
 // drops orders a sample can reach (sequence::automatic_cap_warning).
-void warn_order_cap(const formats::Deck& deck, const parallel::Communicator& comm,
-                    const char* command);
+void warn_order_cap(const app::Deck& deck, const parallel::Communicator& comm, const char* command);
 
 // Refuses, before anything is allocated, a grid run whose share of voxels
 // does not fit this rank's memory or whose result does not fit its disk.
-void check_capacity(const formats::Deck& deck, int samples, const parallel::Communicator& comm);
+void check_capacity(const app::Deck& deck, int samples, const parallel::Communicator& comm);
 
 // Rank 0 warns, once per run, of valid but unlikely tissue values (T2 above
 // T1, B1 outside 0.3-2), counted over every rank's voxels.

@@ -9,13 +9,13 @@
 #include <cstdio>
 #include <limits>
 
+#include "app/design_deck.hpp"
+#include "app/tissue_source.hpp"
 #include "commands.hpp"
 #include "design/crlb.hpp"
 #include "design/spg.hpp"
-#include "formats/design_deck.hpp"
-#include "formats/temporary_files.hpp"
-#include "formats/text_file.hpp"
-#include "formats/tissue_source.hpp"
+#include "io/temporary_files.hpp"
+#include "io/text_file.hpp"
 
 namespace larmor::drivers {
 
@@ -41,13 +41,13 @@ void add_design(CLI::App& app, DesignArgs& args) {
 int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  formats::DesignDeck dd = formats::read_design_deck(args.deck);
+  app::DesignDeck dd = app::read_design_deck(args.deck);
   // Judged on the starting train.
   warn_order_cap(dd.deck, comm, "larmor design");
   if (!args.output.empty()) dd.deck.output_path = args.output;
-  formats::refuse_output_over_inputs(dd.deck.output_path, dd.deck.input_files, "the output");
+  io::refuse_output_over_inputs(dd.deck.output_path, dd.deck.input_files, "the output");
   if (args.iterations >= 0) dd.optimiser.max_iterations = args.iterations;
-  const formats::LocalVoxels local = formats::load_local_tissue(dd.deck.tissue, comm, args.deck);
+  const app::LocalVoxels local = app::load_local_tissue(dd.deck.tissue, comm, args.deck);
   dd.crlb.total_points = local.total;
   const auto& space = dd.space;
   const std::size_t params = dd.crlb.estimated.size();
@@ -120,9 +120,9 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   const auto result =
       design::minimise_in_unit_box(evaluate, space.encode(space.start), dd.optimiser, on_step);
   if (comm.is_root()) {
-    formats::write_text_atomically(
-        dd.deck.output_path, sequence::format_mrf_schedule_csv(space.decode(result.x).schedule));
-    formats::write_text_atomically(dd.history_path, history);
+    io::write_text_atomically(dd.deck.output_path,
+                              sequence::format_mrf_schedule_csv(space.decode(result.x).schedule));
+    io::write_text_atomically(dd.history_path, history);
   }
   comm.barrier();
   if (comm.is_root()) {

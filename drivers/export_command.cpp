@@ -1,13 +1,13 @@
 // larmor export DECK.toml -o FILE.seq: the deck's sequence as a Pulseq 1.4
-// file (src/formats/pulseq/pulseq_writer.hpp), which `builder = "pulseq"`
+// file (src/io/pulseq/pulseq_writer.hpp), which `builder = "pulseq"`
 // reads back to the same events. Rank 0 writes, atomically.
 #include <cstdio>
 
+#include "app/deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "formats/deck.hpp"
-#include "formats/pulseq/pulseq_writer.hpp"
-#include "formats/temporary_files.hpp"
+#include "io/pulseq/pulseq_writer.hpp"
+#include "io/temporary_files.hpp"
 
 namespace larmor::drivers {
 
@@ -22,12 +22,12 @@ void add_export(CLI::App& app, ExportArgs& args) {
 }
 
 int run_export(const ExportArgs& args, const parallel::Communicator& comm) {
-  const formats::Deck deck = formats::read_deck(args.deck);
-  formats::refuse_output_over_inputs(args.output, deck.input_files, "the output");
+  const app::Deck deck = app::read_deck(args.deck);
+  io::refuse_output_over_inputs(args.output, deck.input_files, "the output");
   if (comm.is_root()) {
-    formats::pulseq::WriteOptions options;
+    io::pulseq::WriteOptions options;
     options.crusher_moment_per_m = args.crusher_moment_per_m;
-    formats::pulseq::write_pulseq(args.output, deck.sequence, options);
+    io::pulseq::write_pulseq(args.output, deck.sequence, options);
     std::printf("larmor export: %s (%zu events, %d samples) -> %s\n", deck.sequence.name.c_str(),
                 deck.sequence.events.size(), deck.sequence.sample_count(), args.output.c_str());
   }

@@ -6,31 +6,19 @@
 // atomically, with progress and a timing summary. When the data file holds
 // truth maps of the estimated properties (a larmor phantom does), the error
 // against them is reported, and --truth-tolerance makes it a pass/fail check.
-//
-//   /estimates/<property>  float32 [voxels]        in deck units
-//   /maps/<property>       float32 [nz][ny][nx]    NaN outside the voxels
-//   /voxel_index           int64   [voxels]
-//   /volume_shape          int64   [3]
+// The fit itself (reading the data, the estimators, the maps file's layout)
+// is app/fit.hpp; this file parses the command line and reports.
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <limits>
-#include <map>
-#include <memory>
+#include <optional>
 
+#include "app/fit.hpp"
+#include "app/fit_deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "estimators/dictionary/dictionary.hpp"
-#include "estimators/nlls/nlls.hpp"
-#include "estimators/perk/perk_device.hpp"
-#include "estimators/perk/perk_train.hpp"
-#include "formats/fit_deck.hpp"
-#include "formats/hdf5_file.hpp"
-#include "formats/nifti_file.hpp"
-#include "formats/temporary_files.hpp"
-#include "formats/tissue_source.hpp"
-#include "parallel/partition.hpp"
+#include "common/kokkos_compat.hpp"
+#include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
 
 namespace larmor::drivers {
@@ -58,455 +46,43 @@ double since(clock::time_point t) {
   return std::chrono::duration<double>(clock::now() - t).count();
 }
 
-struct Output {
-  std::string name;          // deck name of the map
-  std::vector<float> local;  // this rank's voxels, deck units
-  bool scored = false;       // compared with a truth map of that name
-  double low = 0.0, high = 0.0;
-};
-
-// PERK: every rank shares the training (or rank 0 loads the model and
-// broadcasts it); every rank estimates its voxels with the deterministic
-// kernel. Returns the estimator's summary.
-std::string perk_fit(formats::FitDeck& fd, const parallel::Communicator& comm, bool talk, int d,
-                     const parallel::Range& mine, const std::vector<float>& signals,
-                     const std::vector<std::vector<float>>& known_all, std::vector<Output>& outputs,
-                     estimators::TrainingReport& report, double& train_s, double& estimate_s,
-                     PhaseTimer& timer) {
-  using Exec = Kokkos::DefaultExecutionSpace;
-  using Mem = Exec::memory_space;
-  auto t0 = clock::now();
-  // Training is shared by every rank (train_perk with the communicator: the
-  // same model for any rank count); a saved model is read by rank 0 and
-  // broadcast.
-  std::string image;
-  bool ok = true;
-  std::string error;
-  estimators::PerkModel trained;
-  const bool train = fd.model_path.empty();
-  if (train) {
-    fd.perk.known_samples = known_all;
-    if (talk) {
-      std::printf("larmor fit: training PERK on %d simulated samples, %d features, %d rank(s)...\n",
-                  fd.perk.samples, fd.perk.features, comm.size());
-      std::fflush(stdout);
-    }
-    try {
-      trained = estimators::train_perk(fd.deck.sequence, fd.perk, &report, &comm);
-      if (!fd.save_model_path.empty() && comm.is_root()) {
-        estimators::save_perk_model(trained, fd.save_model_path);
-      }
-    } catch (const std::exception& e) {
-      ok = false;
-      error = e.what();
-    }
-  } else if (comm.is_root()) {
-    try {
-      image = estimators::load_perk_model(fd.model_path).to_bytes();
-    } catch (const std::exception& e) {
-      ok = false;
-      error = e.what();
-    }
-  }
-  timer.end_phase("train", "compute");
-  comm.throw_if_any_failed(ok, error);
-  if (!train) comm.broadcast(image);
-  const estimators::PerkModel model =
-      train ? std::move(trained) : estimators::PerkModel::from_bytes(image);
-  if (model.signals != d || model.known.size() != fd.perk.known.size()) {
-    throw std::invalid_argument("the model takes " + std::to_string(model.signals) +
-                                " signals and " + std::to_string(model.known.size()) +
-                                " known maps; the deck gives " + std::to_string(d) + " and " +
-                                std::to_string(fd.perk.known.size()));
-  }
-  train_s = since(t0);
-  timer.end_phase("broadcast", "comm");
-
-  t0 = clock::now();
-  std::vector<const float*> known;
-  for (const auto& k : known_all) known.push_back(k.data() + mine.begin);
-  const int l = int(model.outputs.size());
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> inputs("larmor::fit_inputs", mine.size(),
-                                                         model.inputs());
-  Kokkos::View<float*, Mem> mean("larmor::fit_mean_magnitude", mine.size());
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("larmor::fit_estimates", mine.size(),
-                                                            l);
-  estimators::inputs_on(Exec(), signals.data(), mine.size(), d, known, inputs, mean);
-  perk::apply(Exec(), estimators::upload<Mem>(model), inputs, estimates, true);
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
-  auto host_mean = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), mean);
-  for (int o = 0; o < l; ++o) {
-    const double from_si = 1.0 / tissue::to_si(model.outputs[o]);
-    Output out;
-    out.name = tissue::deck_name(model.outputs[o]);
-    out.local.resize(static_cast<std::size_t>(mine.size()));
-    const bool level = model.outputs[o] == tissue::Property::m0;
-    for (std::int64_t v = 0; v < mine.size(); ++v) {
-      out.local[v] =
-          level ? estimators::m0_from_level(host_mean(v), host(v, o)) : float(host(v, o) * from_si);
-    }
-    if (level) {  // scored against a truth map where there is one
-      out.scored = true;
-      out.low = 0.0;
-      out.high = std::numeric_limits<double>::infinity();
-    }
-    for (const auto& p : fd.perk.latent) {
-      if (p.property == model.outputs[o]) {
-        out.scored = true;
-        out.low = p.low * from_si;
-        out.high = p.high * from_si;
-      }
-    }
-    outputs.push_back(std::move(out));
-  }
-  estimate_s = since(t0);
-  timer.end_phase("estimate", "compute");
-  char text[160];
-  std::snprintf(text, sizeof text,
-                "PERK %d features, lambda %g, rho 2^%.0f, holdout RMS relative error %.3g %%",
-                model.features, model.lambda, std::log2(model.rho), 100 * model.holdout_cost);
-  return text;
-}
-
-// Dictionary matching: every rank builds the same dictionary from the deck's
-// [tissue] grid (and compresses it), then matches its voxels.
-std::string dictionary_fit(const formats::FitDeck& fd, const parallel::Communicator& comm,
-                           const std::string& deck_path, const simulate::Simulator& sim,
-                           const parallel::Range& mine, const std::vector<float>& signals,
-                           std::vector<Output>& outputs, double& train_s, double& estimate_s,
-                           PhaseTimer& timer) {
-  auto t0 = clock::now();
-  if (fd.deck.tissue.mode != formats::TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
-    throw std::invalid_argument(deck_path +
-                                ": method = \"dictionary\" needs a [tissue] grid (the atoms)");
-  }
-  const parallel::Communicator self(MPI_COMM_SELF);
-  const formats::LocalVoxels atoms = formats::load_local_tissue(fd.deck.tissue, self, deck_path);
-  estimators::Dictionary dict =
-      estimators::make_dictionary(sim.run(atoms.tissue), sim.samples(), atoms.tissue);
-  if (fd.compress_energy > 0.0) dict = estimators::compress(dict, 0, fd.compress_energy);
-  train_s = since(t0);
-  timer.end_phase("dictionary", "compute");
-  t0 = clock::now();
-  const estimators::MatchResult r = estimators::match(
-      dict, estimators::project(dict, signals, mine.size(), true), mine.size(), 0.0, true);
-  const std::size_t np = dict.properties.size();
-  for (std::size_t p = 0; p < np; ++p) {
-    Output out;
-    out.name = tissue::deck_name(dict.properties[p]);
-    const double from_si = 1.0 / tissue::to_si(dict.properties[p]);
-    out.scored = true;
-    out.low = std::numeric_limits<double>::infinity();
-    out.high = -out.low;
-    for (std::int64_t a = 0; a < dict.atoms; ++a) {
-      const double x = dict.values[std::size_t(a) * np + p] * from_si;
-      out.low = std::min(out.low, x);
-      out.high = std::max(out.high, x);
-    }
-    for (std::int64_t v = 0; v < mine.size(); ++v) {
-      out.local.push_back(float(dict.values[std::size_t(r.atom[v]) * np + p] * from_si));
-    }
-    outputs.push_back(std::move(out));
-  }
-  Output m0{"m0", {}, false, 0.0, 0.0}, corr{"correlation", {}, false, 0.0, 0.0};
-  for (std::int64_t v = 0; v < mine.size(); ++v) {
-    m0.local.push_back(std::abs(r.m0[v]));
-    corr.local.push_back(r.correlation[v]);
-  }
-  outputs.push_back(std::move(m0));
-  outputs.push_back(std::move(corr));
-  estimate_s = since(t0);
-  timer.end_phase("estimate", "compute");
-  (void)comm;
-  return "dictionary of " + std::to_string(dict.atoms) + " atoms, " +
-         (dict.basis.empty() ? std::string("uncompressed")
-                             : "compressed to rank " + std::to_string(dict.samples));
-}
-
-// Nonlinear least squares: every rank fits its own voxels (each voxel's fit
-// is independent of the others).
-std::string nlls_fit(const formats::FitDeck& fd, const simulate::Simulator& sim,
-                     const parallel::Range& mine, const std::vector<float>& signals,
-                     const std::vector<std::vector<float>>& known_all, std::vector<Output>& outputs,
-                     double& estimate_s, PhaseTimer& timer) {
-  const auto t0 = clock::now();
-  tissue::Tissue t;
-  t.voxels = mine.size();
-  for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
-    const auto& all = known_all[k];
-    t[fd.perk.known[k].property].map.assign(all.begin() + mine.begin, all.begin() + mine.end);
-  }
-  for (const auto& p : fd.perk.nuisance) t[p.property].uniform = float(p.low);
-  estimators::NllsSpec spec;
-  spec.estimate = fd.perk.latent;
-  spec.iterations = fd.nlls_iterations;
-  const estimators::NllsResult r = estimators::fit_nlls(sim, t, signals, spec);
-  const int np = r.parameters;
-  for (int j = 0; j < np; ++j) {
-    Output out;
-    const tissue::Property p = j == 0 ? tissue::Property::m0 : spec.estimate[j - 1].property;
-    const double from_si = 1.0 / tissue::to_si(p);
-    out.name = tissue::deck_name(p);
-    out.scored = true;
-    out.low = j == 0 ? 0.0 : spec.estimate[j - 1].low * from_si;
-    out.high =
-        j == 0 ? std::numeric_limits<double>::infinity() : spec.estimate[j - 1].high * from_si;
-    for (std::int64_t v = 0; v < mine.size(); ++v) {
-      out.local.push_back(float(r.values[std::size_t(v) * np + j] * from_si));
-    }
-    outputs.push_back(std::move(out));
-  }
-  estimate_s = since(t0);
-  timer.end_phase("estimate", "compute");
-  return "NLLS (Levenberg-Marquardt, " + std::to_string(spec.iterations) +
-         " iterations at most, magnitudes)";
-}
-
-// The measured signals of this rank's voxels, the voxel list, the volume
-// shape and the known maps at every voxel: from an HDF5 data file (larmor
-// phantom's layout) or from a 4-D NIfTI series with a NIfTI mask.
-struct Measured {
-  std::int64_t voxels = 0;
-  int samples = 0;
-  parallel::Range mine;
-  std::vector<float> signals;  // [mine][samples][2]
-  std::vector<std::int64_t> index, shape;
-  std::vector<std::vector<float>> known_all;  // per known property, SI, every voxel
-  std::unique_ptr<formats::H5Reader> hdf5;    // null for NIfTI data
-};
-
-void check_index(const std::string& file, const std::vector<std::int64_t>& index,
-                 std::int64_t volume) {
-  std::vector<std::int64_t> first_row(std::size_t(std::max<std::int64_t>(volume, 0)), -1);
-  for (std::size_t row = 0; row < index.size(); ++row) {
-    const std::int64_t i = index[row];
-    if (i < 0 || i >= volume) {
-      throw std::invalid_argument(file + ": voxel index " + std::to_string(i) + " (row " +
-                                  std::to_string(row) + ") lies outside the volume of " +
-                                  std::to_string(volume) + " voxels");
-    }
-    if (first_row[std::size_t(i)] >= 0) {
-      throw std::invalid_argument(file + ": voxel " + std::to_string(i) + " appears twice (rows " +
-                                  std::to_string(first_row[std::size_t(i)]) + " and " +
-                                  std::to_string(row) + "): each voxel has one row of signals");
-    }
-    first_row[std::size_t(i)] = std::int64_t(row);
-  }
-}
-
-// Non-finite or all-zero signals give no estimate that can be trusted (an
-// all-zero voxel fits to plausible-looking values): refused, naming the
-// first such voxel by the volume's index, on every rank alike.
-void check_signals(const std::string& file, const Measured& m, const parallel::Communicator& comm) {
-  std::string error;
-  std::int64_t bad = 0;
-  for (std::int64_t v = 0; v < m.mine.size(); ++v) {
-    bool finite = true, zero = true;
-    for (int k = 0; k < 2 * m.samples; ++k) {
-      const float x = m.signals[std::size_t(v * 2 * m.samples + k)];
-      finite = finite && std::isfinite(x);
-      zero = zero && x == 0.0f;
-    }
-    if (finite && !zero) continue;
-    if (bad++ == 0) {
-      error =
-          file + ": voxel " + std::to_string(m.index[std::size_t(m.mine.begin + v)]) +
-          " of the volume has " + (finite ? "all-zero" : "non-finite") +
-          " signals; no estimate of it can be trusted (leave it out of the voxel list or the mask)";
-    }
-  }
-  const std::int64_t total = comm.all_reduce_sum(bad);
-  if (total > 0 && !error.empty()) {
-    error += " (" + std::to_string(total) + " such voxel(s) in all)";
-  }
-  comm.throw_if_any_failed(bad == 0, error);
-}
-
-Measured read_measured(const formats::FitDeck& fd, const std::string& deck_path,
-                       const parallel::Communicator& comm) {
-  Measured m;
-  const bool nifti = formats::is_nifti_path(fd.data_path);
-  std::int64_t volume = 1;
-  if (nifti) {
-    // Every rank reads the series (nifti2 reads whole files) and keeps its rows.
-    const formats::NiftiSeries series = formats::read_nifti_series(fd.data_path);
-    m.shape.assign(series.shape.begin(), series.shape.end());
-    volume = series.shape[0] * series.shape[1] * series.shape[2];
-    if (series.samples > std::numeric_limits<int>::max()) {
-      throw std::invalid_argument(fd.data_path + ": too many samples per voxel");
-    }
-    m.samples = int(series.samples);
-    auto sample = [&](std::int64_t voxel, std::int64_t s, int part) {
-      return series.values[std::size_t(2 * (s * volume + voxel) + part)];
-    };
-    if (!fd.mask_path.empty()) {
-      const std::vector<float> mask = formats::read_nifti_volume(fd.mask_path, series.shape);
-      for (std::int64_t i = 0; i < volume; ++i) {
-        if (mask[std::size_t(i)] != 0.0f) m.index.push_back(i);
-      }
-    } else {
-      for (std::int64_t i = 0; i < volume; ++i) {
-        for (std::int64_t s = 0; s < series.samples; ++s) {
-          if (sample(i, s, 0) != 0.0f || sample(i, s, 1) != 0.0f) {
-            m.index.push_back(i);
-            break;
-          }
-        }
-      }
-    }
-    m.voxels = std::int64_t(m.index.size());
-    m.mine = parallel::partition_evenly(m.voxels, comm.size(), comm.rank());
-    m.signals.resize(std::size_t(m.mine.size() * m.samples * 2));
-    for (std::int64_t v = 0; v < m.mine.size(); ++v) {
-      const std::int64_t voxel = m.index[std::size_t(m.mine.begin + v)];
-      for (int s = 0; s < m.samples; ++s) {
-        for (int part = 0; part < 2; ++part) {
-          m.signals[std::size_t((v * m.samples + s) * 2 + part)] = sample(voxel, s, part);
-        }
-      }
-    }
-  } else {
-    m.hdf5 = std::make_unique<formats::H5Reader>(fd.data_path, comm);
-    const auto& in = *m.hdf5;
-    const auto dims = in.dims(fd.signals_dataset);
-    if (dims.size() != 3 || dims[2] != 2) {
-      throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset +
-                                  " must be [voxels][samples][2]");
-    }
-    m.voxels = std::int64_t(dims[0]);
-    m.samples = int(dims[1]);
-    m.mine = parallel::partition_evenly(m.voxels, comm.size(), comm.rank());
-    m.signals = in.read_rows_float(fd.signals_dataset, m.mine.begin, m.mine.size());
-    m.index = in.read_all_int64(fd.index_dataset);
-    m.shape = in.read_all_int64(fd.shape_dataset);
-    for (auto s : m.shape) volume *= s;
-    if (std::int64_t(m.index.size()) != m.voxels) {
-      throw std::invalid_argument(fd.data_path + ": " + fd.index_dataset + " has " +
-                                  std::to_string(m.index.size()) + " entries for " +
-                                  std::to_string(m.voxels) + " voxels");
-    }
-  }
-  check_index(fd.data_path, m.index, volume);
-  check_signals(fd.data_path, m, comm);
-  for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
-    const std::string& ds = fd.known_datasets[k];
-    const char* name = tissue::deck_name(fd.perk.known[k].property);
-    if (ds.empty()) {
-      throw std::invalid_argument(deck_path + ": [estimator] known." + name +
-                                  " needs a map = \"/dataset\" in the data file, or a NIfTI file");
-    }
-    // A volume dataset of the data file, or a NIfTI file (relative to the deck).
-    const std::vector<float> map =
-        formats::is_nifti_path(ds)
-            ? formats::read_nifti_volume(
-                  ds, {m.shape.size() == 3 ? m.shape[0] : 0, m.shape.size() == 3 ? m.shape[1] : 0,
-                       m.shape.size() == 3 ? m.shape[2] : 0})
-            : m.hdf5->read_all_float(ds);
-    if (std::int64_t(map.size()) != volume) {
-      throw std::invalid_argument(fd.data_path + ": " + ds + " does not have the volume's size");
-    }
-    const double si = tissue::to_si(fd.perk.known[k].property);
-    std::vector<float> at_voxels(static_cast<std::size_t>(m.voxels));
-    for (std::int64_t v = 0; v < m.voxels; ++v) at_voxels[v] = float(map[m.index[v]] * si);
-    m.known_all.push_back(std::move(at_voxels));
-  }
-  return m;
-}
-
 }  // namespace
 
 int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
-  using Exec = Kokkos::DefaultExecutionSpace;
-  using Mem = Exec::memory_space;
   const auto start = clock::now();
   PhaseTimer timer(comm, !args.timings.empty());
   timer.add_phase("startup", "setup", seconds_since_process_start());
   const bool talk = comm.is_root() && !args.quiet;
-  formats::FitDeck fd = formats::read_fit_deck(args.deck);
+  app::FitDeck fd = app::read_fit_deck(args.deck);
   warn_order_cap(fd.deck, comm, "larmor fit");
   const std::string output = args.output.empty() ? fd.deck.output_path : args.output;
   if (output.empty()) throw std::invalid_argument(args.deck + ": no [output] path and no -o");
   {
     std::vector<std::string> inputs = fd.deck.input_files;
     inputs.insert(inputs.end(), {fd.data_path, fd.mask_path, fd.model_path});
-    formats::refuse_output_over_inputs(output, inputs, "the output");
-    formats::refuse_output_over_inputs(fd.save_model_path, inputs, "the model to save");
+    io::refuse_output_over_inputs(output, inputs, "the output");
+    io::refuse_output_over_inputs(fd.save_model_path, inputs, "the model to save");
   }
 
   // Measured data: this rank's rows, and the known maps at its voxels.
   auto t0 = clock::now();
-  const Measured data = read_measured(fd, args.deck, comm);
+  const app::Measured data = app::read_measured(fd, args.deck, comm);
   const std::int64_t n = data.voxels;
-  const int d = data.samples;
-  const parallel::Range& mine = data.mine;
-  const std::vector<float>& signals = data.signals;
-  const std::vector<std::int64_t>& index = data.index;
-  const std::vector<std::int64_t>& shape = data.shape;
-  const std::vector<std::vector<float>>& known_all = data.known_all;
-  std::int64_t volume = 1;
-  for (auto s : shape) volume *= s;
   const double read_s = since(t0);
   timer.end_phase("read", "io");
 
-  const simulate::Simulator sim(fd.deck.sequence, fd.deck.simulation);
-  if (sim.samples() != d) {
-    throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset + " has " +
-                                std::to_string(d) + " samples per voxel; the deck's sequence " +
-                                "records " + std::to_string(sim.samples()));
-  }
-  std::vector<Output> outputs;
-  double train_s = 0.0, estimate_s = 0.0;
-  estimators::TrainingReport report;
-  std::string summary;
-  if (fd.method == "nlls") {
-    summary = nlls_fit(fd, sim, mine, signals, known_all, outputs, estimate_s, timer);
-  } else if (fd.method == "perk") {
-    summary = perk_fit(fd, comm, talk, d, mine, signals, known_all, outputs, report, train_s,
-                       estimate_s, timer);
-  } else {
-    summary = dictionary_fit(fd, comm, args.deck, sim, mine, signals, outputs, train_s, estimate_s,
-                             timer);
-  }
+  const app::FitResult fit = app::estimate_maps(
+      fd, args.deck, comm, data, talk,
+      [&timer](const std::string& name, const std::string& kind) { timer.end_phase(name, kind); });
+  const std::vector<app::FitMap>& outputs = fit.maps;
+  const std::string& summary = fit.summary;
+  const estimators::perk::TrainingReport& report = fit.report;
   // Output: the volume maps gathered on rank 0 (communication), then written
   // with each rank's rows (collective I/O), then scored against any truth.
   t0 = clock::now();
-  std::vector<std::vector<float>> maps;  // per output, the volume (filled on rank 0)
-  for (const Output& o : outputs) {
-    const auto gathered = comm.gather_rows(o.local.data(), mine.size(), sizeof(float));
-    // (Every rank holds a volume: the collective write checks its size.)
-    maps.emplace_back(static_cast<std::size_t>(volume), std::numeric_limits<float>::quiet_NaN());
-    if (comm.is_root()) {
-      const float* all = reinterpret_cast<const float*>(gathered.bytes.data());
-      for (std::int64_t v = 0; v < n; ++v) maps.back()[index[v]] = all[v];
-    }
-  }
+  const std::vector<std::vector<float>> maps = app::gather_maps(outputs, data, comm);
   timer.end_phase("gather", "comm");
-  formats::H5Writer out(output, comm);
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const Output& o = outputs[k];
-    out.write_rows("/estimates/" + o.name, {std::uint64_t(n)}, mine.begin, o.local.data(),
-                   mine.size());
-    out.write_whole("/maps/" + o.name, std::vector<std::uint64_t>(shape.begin(), shape.end()),
-                    maps[k]);
-  }
-  out.write_rows("/voxel_index", {std::uint64_t(n)}, mine.begin, index.data() + mine.begin,
-                 mine.size());
-  out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
-  out.set_attribute("/", "method", fd.method);
-  out.set_attribute("/", "estimator", summary);
-  out.set_attribute("/", "data", fd.data_path);
-  out.commit();
-  // NIfTI copies of the volume maps, when asked (rank 0, each atomically).
-  if (fd.nifti_output && comm.is_root()) {
-    if (shape.size() != 3) throw std::invalid_argument(output + ": NIfTI maps need a 3-D volume");
-    const std::string stem = output.size() > 3 && output.compare(output.size() - 3, 3, ".h5") == 0
-                                 ? output.substr(0, output.size() - 3)
-                                 : output;
-    for (const Output& o : outputs) {
-      formats::write_nifti_volume(stem + "_" + o.name + ".nii", {shape[0], shape[1], shape[2]},
-                                  maps[std::size_t(&o - outputs.data())]);
-    }
-  }
+  app::write_maps(output, fd, data, outputs, maps, summary, comm);
   const double write_s = since(t0);
   timer.end_phase("write", "io");
   // Against truth maps in the data, when present: scored where the truth lies
@@ -514,37 +90,22 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   bool ok = true;
   std::string error;
   for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const Output& o = outputs[k];
+    const app::FitMap& o = outputs[k];
     const bool wanted = args.score.empty() ||
                         std::find(args.score.begin(), args.score.end(), o.name) != args.score.end();
-    if (comm.is_root() && !args.no_truth && o.scored && wanted && data.hdf5 &&
-        data.hdf5->exists("/" + o.name)) {
-      const std::vector<float> truth = data.hdf5->read_all_float("/" + o.name);
-      const std::vector<float>& map = maps[k];
-      std::vector<double> rel;
-      std::int64_t outside = 0;
-      for (std::int64_t v = 0; v < n; ++v) {
-        const double t = truth[index[v]];
-        if (!(t >= o.low && t <= o.high)) {
-          ++outside;
-        } else if (t != 0.0) {
-          rel.push_back(std::fabs(map[index[v]] / t - 1.0));
-        }
-      }
-      if (!rel.empty()) {
-        std::sort(rel.begin(), rel.end());
-        const double median = rel[rel.size() / 2], p90 = rel[rel.size() * 9 / 10];
-        std::printf(
-            "larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
-            "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
-            "scored)\n",
-            o.name.c_str(), rel.size(), 100 * median, 100 * p90, static_cast<long long>(outside));
-        if (args.truth_tolerance > 0 && !(median <= args.truth_tolerance)) {
-          ok = false;
-          error = o.name + ": median relative error " + std::to_string(median) +
-                  " exceeds --truth-tolerance " + std::to_string(args.truth_tolerance);
-        }
-      }
+    if (!comm.is_root() || args.no_truth || !wanted) continue;
+    const std::optional<app::TruthScore> score = app::score_against_truth(o, maps[k], data);
+    if (!score) continue;
+    std::printf(
+        "larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
+        "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
+        "scored)\n",
+        o.name.c_str(), score->scored, 100 * score->median, 100 * score->p90,
+        static_cast<long long>(score->outside));
+    if (args.truth_tolerance > 0 && !(score->median <= args.truth_tolerance)) {
+      ok = false;
+      error = o.name + ": median relative error " + std::to_string(score->median) +
+              " exceeds --truth-tolerance " + std::to_string(args.truth_tolerance);
     }
   }
   timer.end_phase("score", "io");
@@ -558,8 +119,8 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
     std::printf(
         "larmor fit: read %.3f s, train %.3f s (simulate %.3f, features %.3f, solve "
         "%.3f), estimate %.3f s, write %.3f s, total %.3f s\n",
-        read_s, train_s, report.simulate_s, report.features_s, report.solve_s, estimate_s, write_s,
-        since(start));
+        read_s, fit.train_s, report.simulate_s, report.features_s, report.solve_s, fit.estimate_s,
+        write_s, since(start));
     std::printf("larmor fit: wrote %s\n", output.c_str());
   }
   return 0;

@@ -6,7 +6,7 @@
 
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "formats/pulseq/pulseq_events.hpp"
+#include "io/pulseq/pulseq_events.hpp"
 
 namespace larmor::drivers {
 
@@ -26,7 +26,7 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
 }
 
 int run_inspect(const InspectArgs& args, const parallel::Communicator& comm) {
-  namespace pq = formats::pulseq;
+  namespace pq = io::pulseq;
   pq::TranslateOptions options;
   if (!args.voxel_size_mm.empty()) {
     const auto& v = args.voxel_size_mm;

@@ -9,11 +9,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
-#include "formats/deck.hpp"
-#include "formats/temporary_files.hpp"
+#include "io/temporary_files.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "phase_timer.hpp"
@@ -48,7 +48,7 @@ std::vector<std::string> kokkos_arguments(int argc, char** argv,
 int main(int argc, char** argv) {
   larmor::drivers::mark_process_start();
   // Before anything is written: an interrupted run leaves no temporary file.
-  larmor::formats::remove_temporaries_on_interrupt();
+  larmor::io::remove_temporaries_on_interrupt();
   larmor::parallel::MpiSession mpi(&argc, &argv);
   larmor::parallel::Communicator world;
 
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("inspect")) status = larmor::drivers::run_inspect(inspect_args, world);
     if (app.got_subcommand("phantom")) status = larmor::drivers::run_phantom(phantom_args, world);
     if (app.got_subcommand("fit")) status = larmor::drivers::run_fit(fit_args, world);
-  } catch (const larmor::formats::DeckError& e) {
+  } catch (const larmor::app::DeckError& e) {
     // Every rank reads the same deck and finds the same fault: one says it.
     if (world.is_root()) std::fprintf(stderr, "larmor: error: %s\n", e.what());
     status = 1;

@@ -15,12 +15,12 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/deck.hpp"
 #include "cli_checks.hpp"
 #include "commands.hpp"
-#include "formats/deck.hpp"
-#include "formats/hdf5_file.hpp"
-#include "formats/nifti_file.hpp"
-#include "formats/temporary_files.hpp"
+#include "io/hdf5_file.hpp"
+#include "io/nifti_file.hpp"
+#include "io/temporary_files.hpp"
 #include "parallel/partition.hpp"
 #include "phantom/brain_phantom.hpp"
 #include "simulate/noise.hpp"
@@ -47,8 +47,8 @@ void add_phantom(CLI::App& app, PhantomArgs& args) {
 int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  const formats::Deck deck = formats::read_deck(args.sequence_deck, {}, false);
-  formats::refuse_output_over_inputs(args.output, deck.input_files, "the output");
+  const app::Deck deck = app::read_deck(args.sequence_deck, {}, false);
+  io::refuse_output_over_inputs(args.output, deck.input_files, "the output");
   const phantom::Volume volume = phantom::make_volume(args.voxels);
   const std::int64_t n = std::int64_t(volume.brain.size());
   const simulate::Simulator sim(deck.sequence, deck.simulation);
@@ -68,7 +68,7 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
     t2[i] = all.t2_s.map[std::size_t(k)] * 1e3f;
     b1[i] = all.b1.map[std::size_t(k)];
   }
-  formats::H5Writer out(args.output, comm);
+  io::H5Writer out(args.output, comm);
   const std::vector<std::uint64_t> shape(volume.shape.begin(), volume.shape.end());
   out.write_whole("/mask", shape, volume.mask);
   out.write_whole("/class", shape, volume.classes);
@@ -98,7 +98,7 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
     const std::array<std::int64_t, 3> dims{std::int64_t(volume.shape[0]),
                                            std::int64_t(volume.shape[1]),
                                            std::int64_t(volume.shape[2])};
-    formats::NiftiSeries series;
+    io::NiftiSeries series;
     series.shape = dims;
     series.samples = std::int64_t(d);
     series.values.assign(2 * d * total, 0.0f);
@@ -110,13 +110,13 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
         series.values[2 * (s * total + voxel) + 1] = all[(k * d + s) * 2 + 1];
       }
     }
-    formats::write_nifti_series(stem + "_signals.nii", series);
-    formats::write_nifti_volume(stem + "_mask.nii", dims,
-                                std::vector<float>(volume.mask.begin(), volume.mask.end()));
-    formats::write_nifti_volume(stem + "_m0.nii", dims, m0);
-    formats::write_nifti_volume(stem + "_t1_ms.nii", dims, t1);
-    formats::write_nifti_volume(stem + "_t2_ms.nii", dims, t2);
-    formats::write_nifti_volume(stem + "_b1.nii", dims, b1);
+    io::write_nifti_series(stem + "_signals.nii", series);
+    io::write_nifti_volume(stem + "_mask.nii", dims,
+                           std::vector<float>(volume.mask.begin(), volume.mask.end()));
+    io::write_nifti_volume(stem + "_m0.nii", dims, m0);
+    io::write_nifti_volume(stem + "_t1_ms.nii", dims, t1);
+    io::write_nifti_volume(stem + "_t2_ms.nii", dims, t2);
+    io::write_nifti_volume(stem + "_b1.nii", dims, b1);
   }
   if (comm.is_root()) {
     std::printf(

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "formats/text_file.hpp"
+#include "io/text_file.hpp"
 
 namespace larmor::drivers {
 namespace {
@@ -80,7 +80,7 @@ void PhaseTimer::write_json(const std::string& path, const std::string& command,
          << (i + 1 < phases_.size() ? ",\n" : "\n");
   }
   json << "  ]\n}\n";
-  formats::write_text_atomically(path, json.str());
+  io::write_text_atomically(path, json.str());
 }
 
 }  // namespace larmor::drivers

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "app/capacity.hpp"
+#include "app/deck.hpp"
+#include "app/signal_file.hpp"
+#include "app/tissue_source.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
-#include "formats/capacity.hpp"
-#include "formats/deck.hpp"
-#include "formats/signal_file.hpp"
-#include "formats/temporary_files.hpp"
-#include "formats/tissue_source.hpp"
+#include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
 #include "simulate/simulator.hpp"
 
@@ -21,8 +21,8 @@ namespace larmor::drivers {
 
 // Before anything is allocated: this rank's tissue and signals against the
 // memory left, and the result file against its file system's free space.
-void check_capacity(const formats::Deck& deck, int samples, const parallel::Communicator& comm) {
-  const std::int64_t total = formats::grid_voxel_count(deck.tissue, deck.path);
+void check_capacity(const app::Deck& deck, int samples, const parallel::Communicator& comm) {
+  const std::int64_t total = app::grid_voxel_count(deck.tissue, deck.path);
   if (total < 0) return;  // maps: the file bounds the count
   const double local = std::ceil(double(total) / comm.size());
   const double per_voxel = 8.0 * samples + 4.0 * double(deck.tissue.values.size()) + 8.0;
@@ -30,14 +30,14 @@ void check_capacity(const formats::Deck& deck, int samples, const parallel::Comm
       std::to_string(total) + " voxels x " + std::to_string(samples) + " samples";
   std::string error;
   try {
-    formats::require_capacity(local * per_voxel, formats::available_memory_bytes(),
-                              deck.path + ": the tissue and signals of rank " +
-                                  std::to_string(comm.rank()) + "'s share of " + voxels,
-                              "of memory available",
-                              "use more ranks, fewer voxels or [output] last_samples");
+    app::require_capacity(local * per_voxel, app::available_memory_bytes(),
+                          deck.path + ": the tissue and signals of rank " +
+                              std::to_string(comm.rank()) + "'s share of " + voxels,
+                          "of memory available",
+                          "use more ranks, fewer voxels or [output] last_samples");
     if (comm.is_root()) {
-      formats::require_capacity(
-          double(total) * 8.0 * samples, formats::available_space_bytes(deck.output_path),
+      app::require_capacity(
+          double(total) * 8.0 * samples, app::available_space_bytes(deck.output_path),
           deck.path + ": the result's " + voxels, "free where " + deck.output_path + " goes",
           "free space, write elsewhere (-o), or use [output] last_samples");
     }
@@ -82,7 +82,7 @@ void warn_implausible(const tissue::Tissue& local, const parallel::Communicator&
   }
 }
 
-void warn_order_cap(const formats::Deck& deck, const parallel::Communicator& comm,
+void warn_order_cap(const app::Deck& deck, const parallel::Communicator& comm,
                     const char* command) {
   if (!comm.is_root()) return;
   const std::string warning =
@@ -90,7 +90,7 @@ void warn_order_cap(const formats::Deck& deck, const parallel::Communicator& com
   if (!warning.empty()) std::fprintf(stderr, "%s: %s\n", command, warning.c_str());
 }
 
-void report_sequence(const formats::Deck& deck, const parallel::Communicator& comm, bool quiet,
+void report_sequence(const app::Deck& deck, const parallel::Communicator& comm, bool quiet,
                      const char* command) {
   if (!comm.is_root() || deck.sequence_report.empty()) return;
   if (!quiet) {
@@ -124,9 +124,9 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   const auto start = clock::now();
   PhaseTimer timer(comm, !args.timings.empty());
   timer.add_phase("startup", "setup", seconds_since_process_start());
-  formats::Deck deck = formats::read_deck(args.deck);
+  app::Deck deck = app::read_deck(args.deck);
   if (!args.output.empty()) deck.output_path = args.output;
-  formats::refuse_output_over_inputs(deck.output_path, deck.input_files, "the output");
+  io::refuse_output_over_inputs(deck.output_path, deck.input_files, "the output");
   if (args.max_order >= 0) deck.simulation.max_order = args.max_order;
   if (deck.last_samples > 0) {
     sequence::keep_last_samples(deck.sequence, deck.last_samples);
@@ -148,7 +148,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
 
   simulate::Simulator simulator(deck.sequence, deck.simulation);
   check_capacity(deck, simulator.samples(), comm);
-  formats::LocalVoxels voxels = formats::load_local_tissue(deck.tissue, comm, deck.path);
+  app::LocalVoxels voxels = app::load_local_tissue(deck.tissue, comm, deck.path);
   warn_implausible(voxels.tissue, comm, "larmor simulate");
   warn_beyond_bandwidth(deck.sequence, voxels.tissue, comm, "larmor simulate");
   if (talk) {
@@ -183,7 +183,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
       comm.all_reduce_max(std::chrono::duration<double>(clock::now() - sim_start).count());
   timer.end_phase("agree", "comm");
 
-  formats::RunInfo info{deck.builder, deck.path, kx::backend_name()};
+  app::RunInfo info{deck.builder, deck.path, kx::backend_name()};
   const std::vector<std::int64_t> settled(steady.repetitions.begin(), steady.repetitions.end());
   if (deck.steady_state) {
     info.steady_repetitions = &settled;
@@ -202,7 +202,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
           deck.steady.max_repetitions);
     }
   }
-  formats::write_signal_file(deck.output_path, comm, simulator, voxels, signals, info);
+  app::write_signal_file(deck.output_path, comm, simulator, voxels, signals, info);
   timer.end_phase("write", "io");
   timer.write_json(args.timings, "simulate",
                    ", \"voxels\": " + std::to_string(voxels.total) + ", \"backend\": \"" +

@@ -8,7 +8,7 @@
 // descriptions with the same instant form simulate identically; the
 // canonical form is the one description of each instant form that the
 // Pulseq translation produces, so that builders, files written from them and
-// files read back compare event for event (tests/formats/test_pulseq_events).
+// files read back compare event for event (tests/io/test_pulseq_events).
 #pragma once
 
 #include <vector>

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace larmor::closed_form {
+namespace larmor::simulate {
 namespace {
 
 using Complex = std::complex<double>;
@@ -138,4 +138,4 @@ std::array<std::complex<double>, 3> cpmg_first_echoes(double excitation_flip_rad
                    0.5 * c * s2 * e2 * e1 * e1)};
 }
 
-}  // namespace larmor::closed_form
+}  // namespace larmor::simulate

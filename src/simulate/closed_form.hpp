@@ -14,7 +14,7 @@
 #include <complex>
 #include <limits>
 
-namespace larmor::closed_form {
+namespace larmor::simulate {
 
 inline constexpr double kInfinite = std::numeric_limits<double>::infinity();
 
@@ -74,4 +74,4 @@ std::array<std::complex<double>, 3> cpmg_first_echoes(double excitation_flip_rad
                                                       double refocusing_flip_rad, double esp_s,
                                                       double t1_s, double t2_s, double m0 = 1.0);
 
-}  // namespace larmor::closed_form
+}  // namespace larmor::simulate

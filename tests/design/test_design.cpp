@@ -11,10 +11,10 @@
 #include <fstream>
 #include <random>
 
+#include "app/design_deck.hpp"
 #include "design/crlb.hpp"
 #include "design/mrf_design.hpp"
 #include "design/spg.hpp"
-#include "formats/design_deck.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 
@@ -300,9 +300,9 @@ TEST(DesignDeck, refusals_name_the_file_and_key) {
     const auto deck = dir / "bad.toml";
     std::ofstream(deck) << head << body;
     try {
-      formats::read_design_deck(deck.string());
+      app::read_design_deck(deck.string());
       ADD_FAILURE() << "accepted: " << body;
-    } catch (const formats::DeckError& e) {
+    } catch (const app::DeckError& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find("bad.toml"), std::string::npos) << what;
       EXPECT_NE(what.find(expected), std::string::npos) << what;
@@ -310,7 +310,7 @@ TEST(DesignDeck, refusals_name_the_file_and_key) {
   }
   std::ofstream(dir / "spgr.toml")
       << "[sequence]\nbuilder = \"spgr\"\n[tissue]\nt1_ms = 800.0\n[design]\n";
-  EXPECT_THROW(formats::read_design_deck((dir / "spgr.toml").string()), formats::DeckError);
+  EXPECT_THROW(app::read_design_deck((dir / "spgr.toml").string()), app::DeckError);
   std::filesystem::remove_all(dir);
 }
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "formats/hdf5_file.hpp"
+#include "io/hdf5_file.hpp"
 #include "parallel/communicator.hpp"
 
 int main(int argc, char** argv) {
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  larmor::formats::H5Writer out(argv[1], world);
+  larmor::io::H5Writer out(argv[1], world);
   const std::vector<std::uint64_t> dims = {nz, ny, nx};
   out.write_whole("/mask", dims, mask);
   out.write_whole("/t1_ms", dims, t1);

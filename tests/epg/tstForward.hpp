@@ -112,8 +112,8 @@ TEST(TEST_CATEGORY, cpmg_echoes_follow_the_t2_decay) {
   const auto got = run_on_backend(sequence::build_mese(p), t, 0);
   for (int v = 0; v < 3; ++v) {
     for (int n = 1; n <= p.echoes; ++n) {
-      const double want = std::abs(closed_form::cpmg_ideal_echo(n, kx::pi / 2, p.echo_spacing_s,
-                                                                t.t2_s.map[std::size_t(v)]));
+      const double want = std::abs(
+          simulate::cpmg_ideal_echo(n, kx::pi / 2, p.echo_spacing_s, t.t2_s.map[std::size_t(v)]));
       EXPECT_NEAR(std::abs(sample(got, p.echoes, v, n - 1)), want, 2e-6)
           << "voxel " << v << " echo " << n;
     }
@@ -132,8 +132,8 @@ TEST(TEST_CATEGORY, cpmg_first_echoes_with_non_ideal_refocusing) {
     t.t1_s.uniform = 0.9f;
     t.t2_s.uniform = 0.08f;
     const auto got = run_on_backend(sequence::build_mese(p), t, 0);
-    const auto want = closed_form::cpmg_first_echoes(kx::pi / 2, beta_deg * kx::pi / 180,
-                                                     p.echo_spacing_s, 0.9, 0.08);
+    const auto want = simulate::cpmg_first_echoes(kx::pi / 2, beta_deg * kx::pi / 180,
+                                                  p.echo_spacing_s, 0.9, 0.08);
     for (int n = 0; n < 3; ++n) {
       EXPECT_NEAR(std::abs(sample(got, 3, 0, n)), std::abs(want[std::size_t(n)]), 2e-6)
           << "refocusing " << beta_deg << " deg, echo " << n + 1;
@@ -157,7 +157,7 @@ TEST(TEST_CATEGORY, spoiled_gradient_echo_reaches_the_ernst_signal) {
     t.t1_s.uniform = 0.4f;
     t.t2_s.uniform = 0.05f;
     const auto got = run_on_backend(sequence::build_spgr(p), t, 0);
-    const double want = closed_form::ernst_signal(flip * kx::pi / 180, p.tr_s, 0.4, 0.05, p.te_s);
+    const double want = simulate::ernst_signal(flip * kx::pi / 180, p.tr_s, 0.4, 0.05, p.te_s);
     EXPECT_NEAR(std::abs(sample(got, p.repetitions, 0, p.repetitions - 1)), want,
                 2e-5 * want + 1e-6)
         << "flip " << flip;
@@ -180,8 +180,8 @@ TEST(TEST_CATEGORY, bssfp_reaches_its_closed_form) {
       t.t2_s.uniform = 0.06f;
       t.df_hz.uniform = df;
       const auto got = run_on_backend(sequence::build_bssfp(p), t, 0);
-      const Complex want = closed_form::bssfp_signal(35.0 * kx::pi / 180, p.tr_s, 0.5 * p.tr_s, 0.3,
-                                                     0.06, df, increment * kx::pi / 180);
+      const Complex want = simulate::bssfp_signal(35.0 * kx::pi / 180, p.tr_s, 0.5 * p.tr_s, 0.3,
+                                                  0.06, df, increment * kx::pi / 180);
       EXPECT_LE(std::abs(sample(got, 1, 0, 0) - want), 5e-5)
           << "increment " << increment << ", df " << df << ": got " << sample(got, 1, 0, 0)
           << " want " << want;

@@ -57,8 +57,8 @@ TEST(TEST_CATEGORY, steady_state_of_balanced_ssfp_matches_its_closed_form) {
   const auto report = steady::run(d, t, 1e-7, signals);
   EXPECT_EQ(report.unconverged, 0);
   for (int v = 0; v < 3; ++v) {
-    const Complex want = closed_form::bssfp_signal(flip * M_PI / 180, tr, te, 0.3, 0.06,
-                                                   t.df_hz.map[std::size_t(v)], 0.0);
+    const Complex want = simulate::bssfp_signal(flip * M_PI / 180, tr, te, 0.3, 0.06,
+                                                t.df_hz.map[std::size_t(v)], 0.0);
     EXPECT_LT(std::abs(sample(signals, 1, v, 0) - want), 2e-5)
         << "voxel " << v << ": got " << sample(signals, 1, v, 0) << ", want " << want;
   }

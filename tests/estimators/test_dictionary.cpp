@@ -14,7 +14,7 @@
 #include "sequence/builders/builders.hpp"
 #include "simulate/simulator.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::dictionary {
 namespace {
 
 struct Fixture {
@@ -171,4 +171,4 @@ TEST(Dictionary, ZeroAtomRefused) {
 }
 
 }  // namespace
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::dictionary

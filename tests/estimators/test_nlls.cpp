@@ -10,7 +10,7 @@
 #include "estimators/nlls/nlls.hpp"
 #include "sequence/builders/builders.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::nlls {
 namespace {
 
 const simulate::Simulator& mese16() {
@@ -101,4 +101,4 @@ TEST(Nlls, BadSpecsRefused) {
 }
 
 }  // namespace
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::nlls

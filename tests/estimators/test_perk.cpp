@@ -11,12 +11,13 @@
 #include <filesystem>
 #include <random>
 
+#include "app/perk_model_file.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
 #include "sequence/builders/builders.hpp"
 #include "simulate/simulator.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 namespace {
 
 const double kNistT2Ms[] = {190.94, 133.27, 96.89, 64.07, 46.42};
@@ -76,7 +77,7 @@ Estimates estimate_t2(const PerkModel& model, const std::vector<double>& t2,
   Kokkos::deep_copy(
       in, Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
               q.data(), t.voxels, model.inputs()));
-  perk::apply(Kokkos::DefaultExecutionSpace(), upload<Mem>(model), in, out, true);
+  larmor::perk::apply(Kokkos::DefaultExecutionSpace(), upload<Mem>(model), in, out, true);
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   Estimates est;
   for (std::int64_t v = 0; v < t.voxels; ++v) {
@@ -137,8 +138,8 @@ TEST(Perk, KnownMapDensityAndModelFiles) {
   EXPECT_EQ(copy.frequencies, model.frequencies);
   EXPECT_EQ(copy.outputs, model.outputs);
   const auto path = (std::filesystem::temp_directory_path() / "larmor_perk_model.h5").string();
-  save_perk_model(model, path);
-  const PerkModel loaded = load_perk_model(path);
+  app::save_perk_model(model, path);
+  const PerkModel loaded = app::load_perk_model(path);
   EXPECT_EQ(loaded.weights, model.weights);
   EXPECT_EQ(loaded.phases, model.phases);
   EXPECT_EQ(loaded.offsets, model.offsets);
@@ -171,4 +172,4 @@ TEST(Perk, BadSpecsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "formats/hdf5_file.hpp"
+#include "io/hdf5_file.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"
 
 namespace {
 
-using larmor::formats::H5Writer;
+using larmor::io::H5Writer;
 
 void write_data(const std::string& path, const larmor::parallel::Communicator& world,
                 std::vector<float> signals, std::vector<std::int64_t> index) {

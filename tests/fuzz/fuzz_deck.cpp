@@ -13,19 +13,18 @@
 #include <exception>
 #include <string>
 
-#include "formats/deck.hpp"
+#include "app/deck.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // The reader takes a path (decks name files relative to their folder).
-  static const std::string path =
-      "/tmp/larmor-fuzz-deck-" + std::to_string(::getpid()) + ".toml";
+  static const std::string path = "/tmp/larmor-fuzz-deck-" + std::to_string(::getpid()) + ".toml";
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) std::abort();
   std::fwrite(data, 1, size, f);
   std::fclose(f);
   try {
-    (void)larmor::formats::read_deck(path);
-  } catch (const larmor::formats::DeckError&) {
+    (void)larmor::app::read_deck(path);
+  } catch (const larmor::app::DeckError&) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_deck: not a DeckError: %s\n", e.what());
     std::abort();

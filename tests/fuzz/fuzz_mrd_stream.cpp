@@ -6,13 +6,13 @@
 #include <sstream>
 #include <string>
 
-#include "formats/mrd/mrd.hpp"
+#include "io/mrd/mrd.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
-    larmor::formats::mrd::read_stream(in, "fuzz");
-  } catch (const larmor::formats::mrd::MrdError&) {
+    larmor::io::mrd::read_stream(in, "fuzz");
+  } catch (const larmor::io::mrd::MrdError&) {
   }
   return 0;
 }

@@ -14,8 +14,8 @@
 
 #include <cmath>
 
-#include "formats/pulseq/pulseq_events.hpp"
-#include "formats/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_events.hpp"
+#include "io/pulseq/pulseq_file.hpp"
 
 namespace {
 
@@ -29,7 +29,7 @@ void require(bool condition, const char* what) {
 
 // What an accepted file promises its users: every reference resolves and
 // every shape holds exactly its declared samples.
-void check_accepted(const larmor::formats::pulseq::PulseqFile& file) {
+void check_accepted(const larmor::io::pulseq::PulseqFile& file) {
   for (const auto& block : file.blocks) {
     require(block.rf == 0 || file.find_rf(block.rf) != nullptr, "block names a missing RF event");
     require(block.adc == 0 || file.find_adc(block.adc) != nullptr, "block names a missing ADC");
@@ -60,7 +60,7 @@ void check_translated(const larmor::sequence::Description& d) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> warnings;
   try {
-    using namespace larmor::formats::pulseq;
+    using namespace larmor::io::pulseq;
     const PulseqFile file = PulseqFile::parse(
         std::string(reinterpret_cast<const char*>(data), size), "fuzz.seq", &warnings);
     check_accepted(file);
@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_translated(to_description(file, options));
     options.adc = AdcSampling::every_sample;
     check_translated(to_description(file, options));
-  } catch (const larmor::formats::pulseq::PulseqError&) {
+  } catch (const larmor::io::pulseq::PulseqError&) {
     // A clear refusal is the expected outcome for most inputs.
   }
   return 0;

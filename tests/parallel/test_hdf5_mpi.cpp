@@ -13,14 +13,14 @@
 #include <thread>
 #include <vector>
 
-#include "formats/hdf5_file.hpp"
-#include "formats/tissue_source.hpp"
+#include "app/tissue_source.hpp"
+#include "io/hdf5_file.hpp"
 #include "parallel/communicator.hpp"
 #include "parallel/partition.hpp"
 
 namespace fs = std::filesystem;
-using larmor::formats::H5Reader;
-using larmor::formats::H5Writer;
+using larmor::io::H5Reader;
+using larmor::io::H5Writer;
 using larmor::parallel::Communicator;
 using larmor::parallel::masked_indices;
 using larmor::parallel::partition_evenly;
@@ -415,17 +415,17 @@ class MapsFromFile : public Hdf5Mpi {
     w.commit();
     return path;
   }
-  static larmor::formats::TissueSpec spec(const std::string& path, const std::string& mask) {
-    larmor::formats::TissueSpec s;
-    s.mode = larmor::formats::TissueSpec::Mode::maps;
+  static larmor::app::TissueSpec spec(const std::string& path, const std::string& mask) {
+    larmor::app::TissueSpec s;
+    s.mode = larmor::app::TissueSpec::Mode::maps;
     s.maps_path = path;
     s.mask_dataset = mask;
     s.values[larmor::tissue::Property::t1] = {1000.0};
     return s;
   }
-  std::string error_of(const larmor::formats::TissueSpec& s) const {
+  std::string error_of(const larmor::app::TissueSpec& s) const {
     try {
-      larmor::formats::load_local_tissue(s, comm_, "deck.toml");
+      larmor::app::load_local_tissue(s, comm_, "deck.toml");
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -435,7 +435,7 @@ class MapsFromFile : public Hdf5Mpi {
 
 TEST_F(MapsFromFile, FloatMaskOfAHalfSelectsEveryVoxel) {
   const auto s = spec(write_maps(), "/mask_half");
-  EXPECT_EQ(larmor::formats::load_local_tissue(s, comm_, "deck.toml").total, 4);
+  EXPECT_EQ(larmor::app::load_local_tissue(s, comm_, "deck.toml").total, 4);
 }
 
 TEST_F(MapsFromFile, EmptyMaskIsRefusedByName) {

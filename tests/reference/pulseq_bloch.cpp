@@ -23,7 +23,7 @@
 namespace larmor::reference {
 namespace {
 
-namespace pq = larmor::formats::pulseq;
+namespace pq = larmor::io::pulseq;
 
 constexpr double kTwoPi = 6.28318530717958647692;
 

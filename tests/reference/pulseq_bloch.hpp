@@ -1,7 +1,7 @@
 // A double-precision isochromat Bloch simulation that plays a Pulseq file's
 // real waveforms: the reference against which the Pulseq -> EPG translation
 // is tested. It is written from the physics and shares no code with the
-// translation (src/formats/pulseq/pulseq_events.cpp, pulseq_moments.cpp); it
+// translation (src/io/pulseq/pulseq_events.cpp, pulseq_moments.cpp); it
 // reads only the parsed data model (pulseq_file.hpp).
 //
 // Conventions (those of larmor's EPG, see epg_reference.hpp):
@@ -42,7 +42,7 @@
 #include <limits>
 #include <vector>
 
-#include "formats/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_file.hpp"
 #include "reference/epg_reference.hpp"
 
 namespace larmor::reference {
@@ -79,7 +79,7 @@ struct BlochOptions {
 // M0, T1, T2, df and b1. Throws std::invalid_argument on input it cannot
 // simulate (missing shapes, mismatched lengths, ppm offsets without B0,
 // events past their block's end), naming the block or event.
-std::vector<BlochSample> simulate_pulseq_bloch(const larmor::formats::pulseq::PulseqFile& file,
+std::vector<BlochSample> simulate_pulseq_bloch(const larmor::io::pulseq::PulseqFile& file,
                                                const Tissue& tissue, const BlochOptions& options);
 
 // n positions s * m / |m|^2 with s = (j + 0.5) / n, j = 0..n-1: m.r spans one

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "formats/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_file.hpp"
 #include "reference/pulseq_bloch.hpp"
 
 namespace larmor::reference {
 namespace {
 
-namespace pq = larmor::formats::pulseq;
+namespace pq = larmor::io::pulseq;
 using Vec = std::array<double, 3>;
 
 constexpr double kPi = 3.14159265358979323846;

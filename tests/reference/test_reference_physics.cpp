@@ -30,7 +30,7 @@ using larmor::sequence::Event;
 using larmor::sequence::EventKind;
 namespace action = larmor::sequence::action;
 namespace ref = larmor::reference;
-namespace cf = larmor::closed_form;
+namespace cf = larmor::simulate;
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/deck.hpp"
 #include "epg/event_table.hpp"
-#include "formats/deck.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/canonical.hpp"
 #include "sequence/operators.hpp"
@@ -146,11 +146,11 @@ class UnscaledDeck : public ::testing::Test {
     std::ofstream(dir_ / "schedule.csv") << "flip,phase,tr,te\n1.0,0,0,0\n0.5,0,0,0\n";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  formats::Deck read(const std::string& sequence_keys) {
+  app::Deck read(const std::string& sequence_keys) {
     const auto path = dir_ / "deck.toml";
     std::ofstream(path) << "[sequence]\n"
                         << sequence_keys << "\n[tissue]\nt1_ms = 1000.0\nt2_ms = 100.0\n";
-    return formats::read_deck(path.string());
+    return app::read_deck(path.string());
   }
   std::filesystem::path dir_;
 };
@@ -164,7 +164,7 @@ TEST_F(UnscaledDeck, inversion_b1_scaled_reaches_the_inversion) {
   const auto mprage = read("builder = \"mprage\"\ninversion_b1_scaled = false\nshots = 1\n");
   EXPECT_EQ(mprage.sequence.events[0].action & action::b1_fixed, action::b1_fixed);
   EXPECT_THROW(read("builder = \"mprage\"\npreparation = \"t2\"\ninversion_b1_scaled = false\n"),
-               formats::DeckError);
+               app::DeckError);
 }
 
 TEST_F(UnscaledDeck, crusher_duration_keeps_the_echo_spacing) {
@@ -176,7 +176,7 @@ TEST_F(UnscaledDeck, crusher_duration_keeps_the_echo_spacing) {
   for (std::size_t n = 0; n < times.size(); ++n) EXPECT_NEAR(times[n], 0.01 * (n + 1), 1e-9);
   EXPECT_THROW(read("builder = \"mese\"\nechoes = 4\necho_spacing_ms = 10\n"
                     "crusher_moment_per_m = 2000\ncrusher_duration_ms = 6\n"),
-               formats::DeckError);
+               app::DeckError);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@
 #include "estimators/one_blas_thread.hpp"
 #include "simulate/memory_budget.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::dictionary {
 namespace {
 
 using Exec = Kokkos::DefaultExecutionSpace;
@@ -366,4 +366,4 @@ MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::i
   return out;
 }
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::dictionary

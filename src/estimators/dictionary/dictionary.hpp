@@ -15,7 +15,7 @@
 
 #include "tissue/tissue.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::dictionary {
 
 struct Dictionary {
   int samples = 0;  // D (the time axis), or the rank when compressed
@@ -62,4 +62,4 @@ struct MatchResult {
 MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::int64_t voxels,
                   double memory_bytes = 0.0, bool exact_order = false);
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::dictionary

@@ -5,7 +5,7 @@
 
 #include "epg/tissue_views.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::nlls {
 namespace {
 
 constexpr int kMaxParameters = 1 + epg::tissue_direction::count;
@@ -43,7 +43,7 @@ NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
   std::vector<int> dirs = {epg::tissue_direction::m0};
   std::vector<double> low = {0.0}, high = {INFINITY};
   std::vector<char> log_scale = {0};
-  for (const Prior& p : spec.estimate) {
+  for (const perk::Prior& p : spec.estimate) {
     const std::string name = tissue::deck_name(p.property);
     if (p.property == tissue::Property::m0) {
       throw std::invalid_argument("NLLS: m0 is always estimated; do not list it");
@@ -201,4 +201,4 @@ NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
   return out;
 }
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::nlls

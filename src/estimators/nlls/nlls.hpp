@@ -10,13 +10,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "estimators/perk/perk_train.hpp"  // Prior
+#include "estimators/perk/perk_train.hpp"  // perk::Prior
 #include "simulate/simulator.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::nlls {
 
 struct NllsSpec {
-  std::vector<Prior> estimate;  // bounds (SI); the start is their (geometric) middle
+  std::vector<perk::Prior> estimate;  // bounds (SI); the start is their (geometric) middle
   int iterations = 40;
   double step_tolerance = 1e-6;  // relative step below which a voxel has converged
 };
@@ -35,4 +35,4 @@ struct NllsResult {
 NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue tissue,
                     const std::vector<float>& measured, const NllsSpec& spec);
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::nlls

@@ -7,11 +7,11 @@
 #include "estimators/perk/perk_model.hpp"
 #include "perk/perk_apply.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 
 // The model on a memory space, for the kernels.
 template <class MemorySpace>
-perk::ModelViews<MemorySpace> upload(const PerkModel& model) {
+larmor::perk::ModelViews<MemorySpace> upload(const PerkModel& model) {
   auto copy = [](const std::vector<float>& host, const char* label, int rows, int cols) {
     Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace> v(std::string(label), rows, cols);
     Kokkos::View<const float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> h(
@@ -19,7 +19,7 @@ perk::ModelViews<MemorySpace> upload(const PerkModel& model) {
     Kokkos::deep_copy(v, h);
     return v;
   };
-  perk::ModelViews<MemorySpace> m;
+  larmor::perk::ModelViews<MemorySpace> m;
   m.inputs = model.inputs();
   m.features = model.features;
   m.outputs = int(model.outputs.size());
@@ -83,4 +83,4 @@ void inputs_on(
       });
 }
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

@@ -4,9 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "formats/hdf5_file.hpp"
-
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 namespace {
 
 // A tiny append/consume byte codec for the broadcast image.
@@ -63,19 +61,9 @@ std::vector<std::int64_t> property_codes(const std::vector<tissue::Property>& p)
   return codes;
 }
 
-std::vector<tissue::Property> properties_of(const std::vector<float>& codes,
-                                            const std::string& path) {
-  std::vector<tissue::Property> out;
-  for (float c : codes) {
-    if (!(c >= 0.0f && c < float(tissue::all_properties.size())) || c != std::floor(c)) {
-      throw std::runtime_error(path + ": a PERK property code is not a tissue property");
-    }
-    out.push_back(tissue::Property(int(c)));
-  }
-  return out;
-}
+}  // namespace
 
-void check_sizes(const PerkModel& m, const std::string& where) {
+void check_perk_model(const PerkModel& m, const std::string& where) {
   const std::size_t q = std::size_t(m.inputs()), h = std::size_t(m.features);
   const std::size_t l = m.outputs.size();
   if (m.signals < 1 || m.features < 1 || l < 1 || m.frequencies.size() != h * q ||
@@ -99,8 +87,6 @@ void check_sizes(const PerkModel& m, const std::string& where) {
     }
   }
 }
-
-}  // namespace
 
 std::string PerkModel::to_bytes() const {
   Writer w;
@@ -139,7 +125,7 @@ PerkModel PerkModel::from_bytes(const std::string& bytes) {
   r.get(m.sequence);
   for (auto c : known) m.known.push_back(tissue::Property(c));
   for (auto c : outputs) m.outputs.push_back(tissue::Property(c));
-  check_sizes(m, "PERK model image");
+  check_perk_model(m, "PERK model image");
   return m;
 }
 
@@ -172,50 +158,4 @@ float m0_from_level(double mean_magnitude, float level) {
   return level > 0.0f ? float(mean_magnitude / level) : 0.0f;
 }
 
-void save_perk_model(const PerkModel& m, const std::string& path) {
-  check_sizes(m, path);
-  formats::H5Writer out(path, parallel::Communicator(MPI_COMM_SELF));
-  const auto q = std::uint64_t(m.inputs()), h = std::uint64_t(m.features);
-  const auto l = std::uint64_t(m.outputs.size());
-  out.write_whole("/perk/frequencies", {h, q}, m.frequencies);
-  out.write_whole("/perk/phases", {h}, m.phases);
-  out.write_whole("/perk/weights", {l, h}, m.weights);
-  out.write_whole("/perk/offsets", {l}, m.offsets);
-  out.write_whole("/perk/known", {std::uint64_t(m.known.size())}, property_codes(m.known));
-  out.write_whole("/perk/outputs", {l}, property_codes(m.outputs));
-  out.set_attribute("/perk", "signals", m.signals);
-  out.set_attribute("/perk", "lambda", m.lambda);
-  out.set_attribute("/perk", "rho", m.rho);
-  out.set_attribute("/perk", "noise_sigma", m.noise_sigma);
-  out.set_attribute("/perk", "holdout_cost", m.holdout_cost);
-  out.set_attribute("/perk", "sequence", m.sequence);
-  std::string outputs;
-  for (auto p : m.outputs)
-    outputs += std::string(outputs.empty() ? "" : " ") + tissue::deck_name(p);
-  out.set_attribute("/perk", "output_names", outputs);
-  out.commit();
-}
-
-PerkModel load_perk_model(const std::string& path) {
-  const formats::H5Reader in(path, parallel::Communicator(MPI_COMM_SELF));
-  PerkModel m;
-  m.signals = int(in.attribute_int64("/perk", "signals"));
-  m.known = properties_of(
-      in.dims("/perk/known")[0] == 0 ? std::vector<float>{} : in.read_all_float("/perk/known"),
-      path);
-  m.outputs = properties_of(in.read_all_float("/perk/outputs"), path);
-  m.frequencies = in.read_all_float("/perk/frequencies");
-  m.phases = in.read_all_float("/perk/phases");
-  m.weights = in.read_all_float("/perk/weights");
-  m.offsets = in.read_all_float("/perk/offsets");
-  m.features = int(m.phases.size());
-  m.lambda = in.attribute_double("/perk", "lambda");
-  m.rho = in.attribute_double("/perk", "rho");
-  m.noise_sigma = in.attribute_double("/perk", "noise_sigma");
-  m.holdout_cost = in.attribute_double("/perk", "holdout_cost");
-  m.sequence = in.attribute_string("/perk", "sequence");
-  check_sizes(m, path);
-  return m;
-}
-
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

@@ -10,7 +10,7 @@
 
 #include "tissue/tissue.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 
 struct PerkModel {
   int signals = 0;                        // D: signal magnitudes per voxel
@@ -48,8 +48,9 @@ double mean_magnitude(const float* signals, int samples);
 // signal level at M0 = 1): the one over the other (0 for a level <= 0).
 float m0_from_level(double mean_magnitude, float level);
 
-// HDF5 (a group of datasets and attributes; rank 0 writes, atomically).
-void save_perk_model(const PerkModel& model, const std::string& path);
-PerkModel load_perk_model(const std::string& path);
+// Throws std::runtime_error naming `where` when the model's arrays do not
+// match its sizes or hold a non-finite coefficient. (Saving and loading the
+// model as HDF5: app/perk_model_file.hpp.)
+void check_perk_model(const PerkModel& model, const std::string& where);
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

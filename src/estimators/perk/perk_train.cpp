@@ -17,7 +17,7 @@
 #include "simulate/noise.hpp"
 #include "simulate/simulator.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 namespace {
 
 using Exec = Kokkos::DefaultExecutionSpace;
@@ -30,7 +30,7 @@ double since(Clock::time_point t) {
 void validate(const PerkSpec& spec) {
   auto fail = [](const std::string& why) { throw std::invalid_argument("PERK training: " + why); };
   if (spec.latent.empty()) fail("no latent (estimated) properties");
-  if (int(spec.latent.size()) + (spec.m0 ? 1 : 0) > perk::max_outputs) {
+  if (int(spec.latent.size()) + (spec.m0 ? 1 : 0) > larmor::perk::max_outputs) {
     fail("more outputs than the kernels hold");
   }
   for (const auto& group : {spec.latent, spec.known, spec.nuisance}) {
@@ -215,10 +215,10 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   const int d = sim.samples();
   if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");
   const int q = d + n;
-  if (q > perk::max_inputs) {
+  if (q > larmor::perk::max_inputs) {
     throw std::invalid_argument("PERK training: " + std::to_string(q) +
                                 " inputs exceed the kernels' limit of " +
-                                std::to_string(perk::max_inputs));
+                                std::to_string(larmor::perk::max_inputs));
   }
   // Each rank a slice of the samples (one rank: all): signals, the level
   // target (the noiseless mean magnitude at M0 = 1), noise from a generator
@@ -352,7 +352,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
         m.offsets[o] = float(offset);
       }
       // Holdout cost: RMS relative error over the outputs.
-      perk::apply(Exec(), upload<Mem>(m), hold_in, estimates, true);
+      larmor::perk::apply(Exec(), upload<Mem>(m), hold_in, estimates, true);
       auto est = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
       double cost = 0.0;
       for (int k = 0; k < k_hold; ++k) {
@@ -403,4 +403,4 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   return best;
 }
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

@@ -14,7 +14,7 @@
 #include "parallel/communicator.hpp"
 #include "sequence/description.hpp"
 
-namespace larmor::estimators {
+namespace larmor::estimators::perk {
 
 struct Prior {
   tissue::Property property = tissue::Property::t2;
@@ -68,4 +68,4 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
                      TrainingReport* report = nullptr,
                      const parallel::Communicator* comm = nullptr);
 
-}  // namespace larmor::estimators
+}  // namespace larmor::estimators::perk

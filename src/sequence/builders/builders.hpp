@@ -7,6 +7,7 @@
 
 #include "sequence/description.hpp"
 
+// Kept in larmor::sequence, not sequence::builders: about 280 unqualified call sites use it.
 namespace larmor::sequence {
 
 // Multi-echo spin echo (CPMG): excitation, then `echoes` refocusing pulses

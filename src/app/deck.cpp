@@ -1,0 +1,559 @@
+#include "app/deck.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "app/deck_section.hpp"
+#include "io/pulseq/pulseq_events.hpp"
+#include "io/toml_text.hpp"
+#if LARMOR_HAVE_ISMRMRD
+#include "io/mrd/mrd.hpp"
+#endif
+#include "sequence/builders/builders.hpp"
+#include "sequence/slice_profile.hpp"
+
+namespace larmor::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using detail::Section;
+
+double ms(double v) { return v * 1e-3; }
+
+sequence::Spoiler spoiler_of(const Section& s) {
+  const std::string spoiler = s.string("spoiler", "gradient");
+  if (spoiler == "ideal") return sequence::Spoiler::ideal;
+  if (spoiler != "gradient") s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
+  return sequence::Spoiler::gradient_shift;
+}
+
+sequence::Description build_sequence(const std::string& builder, const Section& s,
+                                     const fs::path& deck_dir,
+                                     std::optional<sequence::MrfParams>& mrf,
+                                     std::string* report_text, std::vector<std::string>& inputs) {
+  using namespace sequence;
+  if (s.has("mrd")) {
+    // The builder's parameters from an MRD file's XML header (docs/mrd.md).
+    const fs::path file = deck_dir / s.string("mrd", "");
+    inputs.push_back(file.string());
+    const int count = s.integer("count", 0, 0);
+#if LARMOR_HAVE_ISMRMRD
+    try {
+      const auto m = io::mrd::read_dataset(file.string());
+      return io::mrd::instantiate_builder(io::mrd::sequence_parameters(m.header_xml, file.string()),
+                                          builder, file.string(), count);
+    } catch (const io::mrd::MrdError& e) {
+      s.fail("mrd", std::string("could not be used: ") + e.what());
+    }
+#else
+    (void)count;
+    s.fail("mrd", "needs libismrmrd, which this build of larmor lacks");
+#endif
+  }
+  if (builder == "pulseq") {
+    // A Pulseq file translated to events (docs/pulseq.md).
+    const std::string name = s.string("file", "");
+    if (name.empty()) s.fail("file", "is required: the .seq file to read");
+    const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : deck_dir / name;
+    inputs.push_back(file.string());
+    io::pulseq::TranslateOptions options;
+    const std::string adc = s.string("adc", "echo_centre");
+    if (adc == "every_sample") {
+      options.adc = io::pulseq::AdcSampling::every_sample;
+    } else if (adc != "echo_centre") {
+      s.fail("adc", "must be \"echo_centre\" or \"every_sample\"");
+    }
+    if (s.has("crusher_moment_per_m")) {
+      const auto u = s.numbers("crusher_moment_per_m");
+      if (u.size() != 3 || (u[0] == 0 && u[1] == 0 && u[2] == 0)) {
+        s.fail("crusher_moment_per_m", "must be three numbers (x, y, z in 1/m), not all zero");
+      }
+      options.crusher_moment = std::array<double, 3>{u[0], u[1], u[2]};
+    }
+    options.split_all_pulses = s.boolean("split_pulses", false);
+    // Pulses the file marks as inversions (RF use 'i', Pulseq 1.5) as ideal.
+    if (!s.boolean("inversion_b1_scaled", true)) options.b1_fixed_uses = "i";
+    if (s.has("voxel_size_mm")) {
+      const auto v = s.numbers("voxel_size_mm");
+      if (v.size() != 3 ||
+          !(v[0] > 0 && v[1] > 0 && v[2] > 0 && v[0] < 1e3 && v[1] < 1e3 && v[2] < 1e3)) {
+        s.fail("voxel_size_mm", "must be three positive sizes below 1000 (x, y, z in mm)");
+      }
+      options.voxel_size_m = std::array<double, 3>{1e-3 * v[0], 1e-3 * v[1], 1e-3 * v[2]};
+    }
+    if (s.has("b0_t")) options.b0_t = s.positive("b0_t", 3.0);
+    try {
+      io::pulseq::TranslationReport report;
+      std::vector<std::string> warnings;
+      const auto seq = io::pulseq::PulseqFile::read(file.string(), &warnings);
+      auto d = io::pulseq::to_description(seq, options, &report);
+      report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+      if (report_text != nullptr) *report_text = io::pulseq::format_report(report, 4);
+      // The quantisation's moment is the one the description declares.
+      const auto& u = report.crusher_moment;
+      d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+      if (report.narrowest_half_bandwidth_hz > 0.0) {
+        d.parameters["rf_half_bandwidth_hz"] = report.narrowest_half_bandwidth_hz;
+      }
+      return d;
+    } catch (const io::pulseq::PulseqError& e) {
+      s.fail("file", std::string("could not be translated: ") + e.what());
+    }
+  }
+  if (builder == "mese") {
+    MeseParams p;
+    p.echoes = s.integer("echoes", p.echoes, 1);
+    p.echo_spacing_s = ms(s.positive("echo_spacing_ms", p.echo_spacing_s * 1e3));
+    p.excitation_deg = s.number("excitation_deg", p.excitation_deg);
+    p.excitation_phase_deg = s.number("excitation_phase_deg", p.excitation_phase_deg);
+    p.refocusing_deg = s.number("refocusing_deg", p.refocusing_deg);
+    p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
+    return build_mese(p);
+  }
+  if (builder == "tse") {
+    TseParams p;
+    p.echoes = s.integer("echoes", p.echoes, 1);
+    p.echo_spacing_s = ms(s.positive("echo_spacing_ms", p.echo_spacing_s * 1e3));
+    p.excitation_deg = s.number("excitation_deg", p.excitation_deg);
+    p.excitation_phase_deg = s.number("excitation_phase_deg", p.excitation_phase_deg);
+    if (s.has("refocusing_deg")) {
+      const toml::node* n = s.node("refocusing_deg");
+      p.refocusing_deg = n->is_array() ? s.numbers("refocusing_deg")
+                                       : std::vector<double>{s.number("refocusing_deg", 180.0)};
+      if (p.refocusing_deg.size() != 1 && p.refocusing_deg.size() != std::size_t(p.echoes)) {
+        s.fail("refocusing_deg", "needs one flip or one per echo (" + std::to_string(p.echoes) +
+                                     "), got " + std::to_string(p.refocusing_deg.size()));
+      }
+    }
+    p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
+    return build_tse(p);
+  }
+  if (builder == "mprage") {
+    MprageParams p;
+    const std::string prep = s.string("preparation", "inversion");
+    if (prep == "inversion") {
+      p.preparation = Preparation::inversion;
+    } else if (prep == "t2") {
+      p.preparation = Preparation::t2;
+    } else {
+      s.fail("preparation", "must be \"inversion\" or \"t2\"");
+    }
+    p.inversion_b1_scaled = s.boolean("inversion_b1_scaled", p.inversion_b1_scaled);
+    if (p.preparation != Preparation::inversion && s.has("inversion_b1_scaled")) {
+      s.fail("inversion_b1_scaled", "needs preparation = \"inversion\"");
+    }
+    p.ti_s = ms(s.number("ti_ms", p.ti_s * 1e3));
+    p.t2prep_te_s = ms(s.positive("t2prep_te_ms", p.t2prep_te_s * 1e3));
+    p.readouts = s.integer("readouts", p.readouts, 1);
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.recovery_s = ms(s.number("recovery_ms", p.recovery_s * 1e3));
+    p.shots = s.integer("shots", p.shots, 1);
+    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
+    p.spoiler = spoiler_of(s);
+    return build_mprage(p);
+  }
+  if (builder == "dess") {
+    DessParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.dummy_repetitions = s.integer("dummy_repetitions", p.dummy_repetitions, 0);
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    return build_dess(p);
+  }
+  if (builder == "spgr") {
+    SpgrParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
+    p.spoiler = spoiler_of(s);
+    return build_spgr(p);
+  }
+  if (builder == "bssfp") {
+    BssfpParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = s.has("te_ms") ? ms(s.number("te_ms", 0.0)) : -1.0;
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    p.dummy_repetitions = s.integer("dummy_repetitions", p.dummy_repetitions, 0);
+    if (s.has("phase_increments_deg")) {
+      p.phase_increments_deg = s.numbers("phase_increments_deg");
+      if (p.phase_increments_deg.empty()) s.fail("phase_increments_deg", "must not be empty");
+    }
+    return build_bssfp(p);
+  }
+  if (builder == "mt_spgr") {
+    MtSpgrParams p;
+    p.flip_deg = s.number("flip_deg", p.flip_deg);
+    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
+    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
+    p.repetitions = s.integer("repetitions", p.repetitions, 1);
+    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
+    p.spoiler = spoiler_of(s);
+    p.mt.flip_deg = s.number("mt_flip_deg", p.mt.flip_deg);
+    p.mt.duration_s = ms(s.positive("mt_duration_ms", p.mt.duration_s * 1e3));
+    p.mt.offset_hz = s.number("mt_offset_hz", p.mt.offset_hz);
+    p.mt.samples = s.integer("mt_samples", p.mt.samples, 1);
+    p.mt_gap_s = ms(s.number("mt_gap_ms", p.mt_gap_s * 1e3));
+    p.excitation_duration_s = ms(s.number("excitation_duration_ms", p.excitation_duration_s * 1e3));
+    return build_mt_spgr(p);
+  }
+  if (builder == "mrf") {
+    MrfParams p;
+    const std::string schedule = s.string("schedule", "");
+    if (schedule.empty()) s.fail("schedule", "is required: the CSV file of the train");
+    const fs::path file =
+        fs::path(schedule).is_absolute() ? fs::path(schedule) : deck_dir / schedule;
+    inputs.push_back(file.string());
+    p.schedule = read_mrf_schedule_csv(file.string());
+    p.nominal_flip_deg = s.number("nominal_flip_deg", p.nominal_flip_deg);
+    p.base_tr_s = ms(s.positive("base_tr_ms", p.base_tr_s * 1e3));
+    p.base_te_s = ms(s.number("base_te_ms", p.base_te_s * 1e3));
+    p.inversion = s.boolean("inversion", p.inversion);
+    p.inversion_b1_scaled = s.boolean("inversion_b1_scaled", p.inversion_b1_scaled);
+    p.inversion_delay_s = ms(s.number("inversion_delay_ms", p.inversion_delay_s * 1e3));
+    const int limit = s.integer("repetitions", static_cast<int>(p.schedule.size()), 1);
+    if (limit < static_cast<int>(p.schedule.size())) p.schedule.resize(std::size_t(limit));
+    mrf = p;
+    return build_mrf(p);
+  }
+  std::string known;
+  for (const auto& n : builder_names()) known += (known.empty() ? "" : ", ") + n;
+  s.fail("builder", "'" + builder + "' is not a shipped builder (" + known + ")");
+}
+
+// Keys every builder takes: the crusher's moment and lobe duration and the
+// slice thickness (diffusion and flow), and a transmit array's shim settings
+// with the cycle of settings the pulses use (dynamic shimming).
+void read_gradient_and_shims(const std::string& builder, const Section& s,
+                             sequence::Description& d) {
+  if (builder != "pulseq" && s.has("crusher_moment_per_m")) {
+    d.crusher.moment_per_m = s.positive("crusher_moment_per_m", 0.0);
+  }
+  // The builders' and the file's timing is instant to instant: the lobes
+  // take their time out of it.
+  const double lobe_s = ms(s.number("crusher_duration_ms", 0.0));
+  if (lobe_s < 0.0) s.fail("crusher_duration_ms", "must be >= 0");
+  if (lobe_s > 0.0) {
+    try {
+      sequence::place_lobes_within_timing(d, lobe_s);
+    } catch (const std::invalid_argument& e) {
+      s.fail("crusher_duration_ms", e.what());
+    }
+  }
+  if (s.has("slice_thickness_mm"))
+    d.crusher.slice_thickness_m = 1e-3 * s.positive("slice_thickness_mm", 1.0);
+  if (!s.has("shim_weights")) {
+    if (s.has("shim_cycle")) s.fail("shim_cycle", "needs shim_weights");
+    return;
+  }
+  const toml::array* settings = s.node("shim_weights")->as_array();
+  if (!settings || settings->empty()) {
+    s.fail("shim_weights", "must be an array of settings, each an array of [re, im] per channel");
+  }
+  for (const toml::node& setting : *settings) {
+    const auto w = s.complex_numbers("shim_weights", &setting);
+    if (w.empty()) s.fail("shim_weights", "a setting needs one weight per channel");
+    if (d.shims.channels == 0) d.shims.channels = int(w.size());
+    if (int(w.size()) != d.shims.channels) {
+      s.fail("shim_weights", "every setting needs the same number of channels");
+    }
+    d.shims.weights.insert(d.shims.weights.end(), w.begin(), w.end());
+  }
+  std::vector<int> cycle = {1};
+  if (s.has("shim_cycle")) {
+    cycle.clear();
+    for (double v : s.numbers("shim_cycle")) {
+      if (v != std::floor(v) || v < 0 || v > d.shims.settings()) {
+        s.fail("shim_cycle", "must hold setting numbers from 0 (no array) to " +
+                                 std::to_string(d.shims.settings()));
+      }
+      cycle.push_back(int(v));
+    }
+    if (cycle.empty()) s.fail("shim_cycle", "must not be empty");
+  }
+  std::size_t n = 0;
+  for (auto& e : d.events) {
+    if (e.kind == sequence::EventKind::pulse) e.shim_index = cycle[n++ % cycle.size()];
+  }
+}
+
+// Slice-selective pulses: [[sequence.across_slice]] tables, each naming the
+// pulses it shapes ("first": the first pulse, "rest": the others, "all") and
+// the pulse (its own `waveform` samples, or a Hann-windowed sinc of
+// `time_bandwidth`), its slice `thickness` relative to the sequence's, the
+// `rephase` share of its slice-select area, and the profile's resolution
+// (`positions` across `extent` slice thicknesses).
+void read_slice_profiles(const std::string& file, const Section& s, sequence::Description& d) {
+  if (!s.has("across_slice")) return;
+  const toml::array* tables = s.node("across_slice")->as_array();
+  if (!tables || tables->empty() || !tables->is_array_of_tables()) {
+    s.fail("across_slice", "must be one or more [[sequence.across_slice]] tables");
+  }
+  std::vector<int> pulses;  // indices of the pulse events
+  for (std::size_t i = 0; i < d.events.size(); ++i) {
+    if (d.events[i].kind == sequence::EventKind::pulse) pulses.push_back(int(i));
+  }
+  for (const toml::node& node : *tables) {
+    const int number = int(d.slice_profiles.size()) + 1;
+    const Section t(file, "sequence.across_slice " + std::to_string(number), node.as_table());
+    sequence::SliceProfileSpec spec;
+    const std::string which = t.string("pulses", "all");
+    if (which != "first" && which != "rest" && which != "all") {
+      t.fail("pulses", "must be \"first\", \"rest\" or \"all\"");
+    }
+    spec.name = file + " [[sequence.across_slice]] " + std::to_string(number);
+    spec.waveform = t.numbers("waveform");
+    spec.time_bandwidth = t.positive("time_bandwidth", spec.time_bandwidth);
+    spec.thickness = t.positive("thickness", spec.thickness);
+    spec.rephase = t.number("rephase", which == "rest" ? 0.0 : 0.5);
+    if (spec.rephase < 0.0 || spec.rephase > 1.0) t.fail("rephase", "must lie in [0, 1]");
+    spec.positions = t.integer("positions", spec.positions, 1);
+    spec.extent = t.positive("extent", spec.extent);
+    spec.flip_nodes = t.integer("flip_nodes", spec.flip_nodes, 4);
+    t.reject_unknown_keys();
+    for (std::size_t k = 0; k < pulses.size(); ++k) {
+      if ((which == "first" && k != 0) || (which == "rest" && k == 0)) continue;
+      auto& e = d.events[std::size_t(pulses[k])];
+      if (e.slice_profile != 0) {
+        t.fail("pulses", "selects pulse " + std::to_string(k) + ", already shaped by table " +
+                             std::to_string(e.slice_profile));
+      }
+      e.slice_profile = number;
+    }
+    d.slice_profiles.push_back(spec);
+  }
+}
+
+// A property given as a number, an array, or a range {from, to, count,
+// spacing = "linear" | "log"}.
+std::vector<double> property_values(const Section& s, const std::string& key) {
+  const toml::node* n = s.node(key);
+  if (n->is_number()) return {s.number(key, 0.0)};
+  if (n->is_array()) {
+    auto v = s.numbers(key);
+    if (v.empty()) s.fail(key, "must not be an empty array");
+    return v;
+  }
+  if (const toml::table* t = n->as_table()) {
+    const auto get = [&](const char* field) -> const toml::node* { return t->get(field); };
+    for (const auto& [k, v] : *t) {
+      const std::string name(k.str());
+      if (name != "from" && name != "to" && name != "count" && name != "spacing") {
+        s.fail(key, "has an unknown range field '" + name + "'");
+      }
+    }
+    const toml::node* from = get("from");
+    const toml::node* to = get("to");
+    const toml::node* count = get("count");
+    if (!from || !to || !count || !from->is_number() || !to->is_number() || !count->is_integer()) {
+      s.fail(key, "range needs numeric 'from', 'to' and an integer 'count'");
+    }
+    const double a = from->value<double>().value();
+    const double b = to->value<double>().value();
+    const std::int64_t c = count->value<std::int64_t>().value();
+    const std::string spacing =
+        get("spacing") ? get("spacing")->value<std::string>().value_or("?") : "linear";
+    if (c < 1 || c > 100000000) s.fail(key, "range count must be between 1 and 1e8");
+    if (!std::isfinite(a) || !std::isfinite(b)) s.fail(key, "range ends must be finite");
+    std::vector<double> out(static_cast<std::size_t>(c));
+    for (std::int64_t i = 0; i < c; ++i) {
+      const double f = c == 1 ? 0.0 : double(i) / double(c - 1);
+      if (spacing == "linear") {
+        out[std::size_t(i)] = a + (b - a) * f;
+      } else if (spacing == "log") {
+        if (!(a > 0.0 && b > 0.0)) s.fail(key, "a log range needs positive ends");
+        out[std::size_t(i)] = a * std::pow(b / a, f);
+      } else {
+        s.fail(key, "range spacing must be \"linear\" or \"log\"");
+      }
+    }
+    return out;
+  }
+  s.fail(key, "must be a number, an array of numbers, or {from, to, count, spacing}");
+}
+
+TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
+  TissueSpec spec;
+  if (s.has("maps")) {
+    spec.mode = TissueSpec::Mode::maps;
+    const std::string maps = s.string("maps", "");
+    spec.maps_path = (fs::path(maps).is_absolute() ? fs::path(maps) : deck_dir / maps).string();
+    spec.mask_dataset = s.string("mask", "");
+  }
+  // The bound pool's lineshape and T2 are model constants, not maps.
+  spec.bound_t2_us = s.positive("bound_t2_us", spec.bound_t2_us);
+  if (s.has("bound_lineshape")) {
+    try {
+      spec.bound_lineshape = tissue::lineshape_named(s.string("bound_lineshape", ""));
+    } catch (const std::invalid_argument& e) {
+      s.fail("bound_lineshape", e.what());
+    }
+  }
+  if (s.has("transmit")) {
+    // Per-channel complex fields: one uniform [re, im] per channel, or (maps
+    // mode) a dataset of the volume's shape followed by [channels, 2].
+    if (spec.mode == TissueSpec::Mode::maps && s.node("transmit")->is_string()) {
+      spec.transmit_dataset = s.string("transmit", "");
+    } else {
+      spec.transmit_uniform = s.complex_numbers("transmit", s.node("transmit"));
+      if (spec.transmit_uniform.empty()) s.fail("transmit", "needs at least one channel");
+    }
+  }
+  for (tissue::Property p : tissue::all_properties) {
+    const std::string key = tissue::deck_name(p);
+    if (!s.has(key)) continue;
+    if (spec.mode == TissueSpec::Mode::maps && s.node(key)->is_string()) {
+      spec.map_datasets[p] = s.string(key, "");
+    } else {
+      spec.values[p] = property_values(s, key);
+    }
+  }
+  s.reject_unknown_keys();
+  return spec;
+}
+
+const toml::table* table_or_null(const toml::table& root, const char* name,
+                                 const std::string& file) {
+  const toml::node* n = root.get(name);
+  if (!n) return nullptr;
+  if (!n->is_table()) {
+    throw DeckError(file + ":" + std::to_string(n->source().begin.line) + ": '" + name +
+                    "' must be a table ([" + name + "])");
+  }
+  return n->as_table();
+}
+
+}  // namespace
+
+toml::table detail::parse_deck_file(const std::string& path) {
+  if (!fs::exists(path)) throw DeckError(path + ": no such deck file");
+  if (fs::is_directory(path)) throw DeckError(path + ": is a folder, not a deck file (TOML)");
+  std::string text;
+  try {
+    text = io::read_toml_text(path);
+  } catch (const std::exception& e) {
+    throw DeckError(e.what());
+  }
+  try {
+    return toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
+                    std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+}
+
+std::vector<std::string> builder_names() {
+  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq"};
+}
+
+Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections,
+               bool tissue_required) {
+  return detail::read_deck_tables(detail::parse_deck_file(path), path, extra_sections,
+                                  tissue_required);
+}
+
+Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
+                              const std::set<std::string>& extra_sections, bool tissue_required) {
+  std::string extras;
+  for (const auto& e : extra_sections) extras += ", " + e;
+  for (const auto& [key, value] : root) {
+    const std::string k(key.str());
+    if (k != "sequence" && k != "tissue" && k != "simulation" && k != "output" &&
+        !extra_sections.count(k)) {
+      throw DeckError(path + ":" + std::to_string(value.source().begin.line) +
+                      ": unknown section '" + k + "' (known: sequence, tissue, simulation, output" +
+                      extras + ")");
+    }
+  }
+  const fs::path deck_dir = fs::absolute(fs::path(path)).parent_path();
+  Deck deck;
+  deck.path = path;
+
+  const toml::table* seq_table = table_or_null(root, "sequence", path);
+  if (!seq_table) throw DeckError(path + ": the [sequence] section is required");
+  Section seq(path, "sequence", seq_table);
+  deck.builder = seq.string("builder", "");
+  if (deck.builder.empty()) {
+    throw DeckError(path + ":" + std::to_string(seq_table->source().begin.line) +
+                    ": [sequence] needs a 'builder' key");
+  }
+  try {
+    deck.input_files.push_back(path);
+    deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf, &deck.sequence_report,
+                                   deck.input_files);
+    read_gradient_and_shims(deck.builder, seq, deck.sequence);
+    read_slice_profiles(path, seq, deck.sequence);
+    // The tables' own checks (sizes, waveform, shared positions), named by
+    // table; the Simulator integrates them.
+    sequence::validate_slice_profiles(deck.sequence);
+  } catch (const DeckError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DeckError(path + ": [sequence] " + e.what());
+  }
+  if (deck.sequence.sample_count() == 0) {
+    throw DeckError(path +
+                    ": [sequence] records no sample (it has no ADC event), so there is no "
+                    "signal to simulate or write");
+  }
+  seq.reject_unknown_keys();
+
+  const toml::table* tissue_table = table_or_null(root, "tissue", path);
+  if (!tissue_table && tissue_required) {
+    throw DeckError(path + ": the [tissue] section is required");
+  }
+  if (tissue_table) deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
+  if (!deck.tissue.maps_path.empty()) deck.input_files.push_back(deck.tissue.maps_path);
+
+  Section sim(path, "simulation", table_or_null(root, "simulation", path));
+  if (sim.has("orders")) {
+    // The old key counted states (orders 0..N-1); max_order is the highest order kept.
+    const toml::node* n = sim.node("orders");
+    const auto old = n->value<std::int64_t>();
+    sim.fail("orders",
+             "is not read: the order cap is max_order, the highest EPG order kept "
+             "(orders 0..max_order); write max_order = " +
+                 (n->is_integer() && *old >= 1 ? std::to_string(*old - 1)
+                                               : std::string("<orders - 1>")) +
+                 " for the same truncation");
+  }
+  deck.simulation.max_order = sim.integer("max_order", -1, 0);
+  if (deck.simulation.max_order >= abi::max_orders) {
+    sim.fail("max_order", "= " + std::to_string(deck.simulation.max_order) +
+                              " exceeds the EPG kernels' limit of " +
+                              std::to_string(abi::max_orders - 1) + " (larmor::epg::forward)");
+  }
+  deck.simulation.chunk_voxels = sim.integer("chunk_voxels", 0, 0);
+  deck.steady_state = sim.boolean("steady_state", false);
+  deck.steady.tolerance = sim.positive("steady_state_tolerance", deck.steady.tolerance);
+  deck.steady.max_repetitions =
+      sim.integer("steady_state_max_repetitions", deck.steady.max_repetitions, 1);
+  sim.reject_unknown_keys();
+
+  Section out(path, "output", table_or_null(root, "output", path));
+  deck.output_path = out.string("path", "larmor-" + deck.builder + ".h5");
+  deck.nifti_output = out.boolean("nifti", false);
+  deck.last_samples = out.integer("last_samples", 0, 0);
+  if (deck.last_samples > 0 && extra_sections.count("estimator")) {
+    out.fail("last_samples", "is for larmor simulate (a fit reads every sample)");
+  }
+  if (deck.nifti_output && !extra_sections.count("estimator")) {
+    out.fail("nifti", "NIfTI copies are written for larmor fit's maps only");
+  }
+  out.reject_unknown_keys();
+  return deck;
+}
+
+}  // namespace larmor::app

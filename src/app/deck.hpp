@@ -1,0 +1,79 @@
+// Input decks (TOML): the sequence, the tissue, the simulation options and
+// where the results go. docs/input-deck.md is the reference; every error names
+// the deck file, the line and the key.
+#pragma once
+
+#include <complex>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sequence/builders/builders.hpp"
+#include "sequence/description.hpp"
+#include "simulate/simulator.hpp"
+#include "tissue/tissue.hpp"
+
+namespace larmor::app {
+
+// Where the voxels come from: a grid of every combination of the listed
+// values (a dictionary), or per-voxel maps in an HDF5 file with a mask.
+struct TissueSpec {
+  enum class Mode { grid, maps };
+  Mode mode = Mode::grid;
+  // Grid mode: the values of each property in deck units (a single value is
+  // uniform). Properties not listed stay at their identity value.
+  std::map<tissue::Property, std::vector<double>> values;
+  // Maps mode.
+  std::string maps_path;                                 // resolved against the deck
+  std::string mask_dataset;                              // empty: every voxel
+  std::map<tissue::Property, std::string> map_datasets;  // property -> dataset
+  // A transmit array: uniform per-channel fields, or a maps-mode dataset.
+  std::vector<std::complex<double>> transmit_uniform;
+  std::string transmit_dataset;
+  // A bound pool's model constants.
+  double bound_t2_us = 12.0;
+  tissue::Lineshape bound_lineshape = tissue::Lineshape::super_lorentzian;
+};
+
+struct Deck {
+  std::string path;
+  std::string builder;
+  sequence::Description sequence;
+  // The fingerprinting builder's parameters, for tools that rebuild the train
+  // with other values (larmor design); empty for other builders.
+  std::optional<sequence::MrfParams> mrf;
+  // What a Pulseq file translated to (its assumptions and warnings), for
+  // rank 0 to print; empty for the builders.
+  std::string sequence_report;
+  // Every file the deck reads (itself, a sequence file, a schedule, maps):
+  // no output may be one of them.
+  std::vector<std::string> input_files;
+  TissueSpec tissue;
+  simulate::Options simulation;
+  // [simulation] steady_state: the fixed point of the sequence as one period.
+  bool steady_state = false;
+  simulate::SteadyStateOptions steady;
+  std::string output_path;    // relative paths are relative to the working directory
+  bool nifti_output = false;  // [output] nifti (fit decks): NIfTI copies of the maps
+  int last_samples = 0;       // [output] last_samples: write only each voxel's last N (0: all)
+};
+
+// Parses and validates a deck; throws DeckError. Tables other than
+// sequence, tissue, simulation and output are errors unless listed in
+// `extra_sections` (read by the caller, e.g. [design]).
+// `tissue_required` false: decks that take their voxels elsewhere (larmor fit)
+// may leave [tissue] out.
+Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections = {},
+               bool tissue_required = true);
+
+struct DeckError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Names of the shipped builders, for messages and the CLI.
+std::vector<std::string> builder_names();
+
+}  // namespace larmor::app

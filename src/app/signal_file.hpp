@@ -1,0 +1,38 @@
+// The simulation result file (docs/output-format.md). Written collectively by
+// every rank, atomically (temporary file, then rename).
+//
+//   /signals                  float32 [voxels][samples][2]  (re, im), M0 units
+//   /voxel_index              int64   [voxels]  volume index (maps) or grid position
+//   /tissue/<property>        float32 [voxels]  in deck units (t1_ms, t2_ms, ...)
+//   /sequence/sample_times_s  float64 [samples] time of each sample from the start
+//   /sequence/echo_centre     uint8   [samples]
+//   /volume_shape             int64   [ndims]   the volume (maps) or grid counts
+//   attributes on /: larmor_version, builder, deck, orders, events, samples,
+//   backend, and every sequence parameter (with a <name>_units string)
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/tissue_source.hpp"
+#include "parallel/communicator.hpp"
+#include "simulate/simulator.hpp"
+
+namespace larmor::app {
+
+struct RunInfo {
+  std::string builder;
+  std::string deck_path;
+  std::string backend;
+  // A steady-state run: each local voxel's settling count
+  // (/steady_state/repetitions, -1: not settled) and the tolerance.
+  const std::vector<std::int64_t>* steady_repetitions = nullptr;
+  double steady_tolerance = 0.0;
+};
+
+void write_signal_file(const std::string& path, const parallel::Communicator& comm,
+                       const simulate::Simulator& simulator, const LocalVoxels& voxels,
+                       const std::vector<float>& local_signals, const RunInfo& info);
+
+}  // namespace larmor::app

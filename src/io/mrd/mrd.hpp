@@ -1,0 +1,85 @@
+// ISMRMRD / MRD input: the XML header's sequence parameters (to instantiate a
+// builder), and measured acquisitions from an MRD HDF5 file (through Debian's
+// libismrmrd) or an MRD v1 stream (a file or standard input), framed here by
+// hand on top of libismrmrd's header struct. Every refusal is an MrdError that
+// names the source and, for streams, the byte offset and message.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sequence/description.hpp"
+
+namespace larmor::io::mrd {
+
+struct MrdError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The parts of an acquisition a fit uses; data is [channel][sample].
+struct Acquisition {
+  std::uint32_t scan_counter = 0;
+  int samples = 0, channels = 0, trajectory_dimensions = 0;
+  int center_sample = 0;
+  float sample_time_us = 0.0f;
+  std::vector<float> trajectory;  // [sample][dimension]
+  std::vector<std::complex<float>> data;
+};
+
+struct Measurement {
+  std::string header_xml;
+  std::vector<Acquisition> acquisitions;
+  std::vector<std::string> texts;  // TEXT messages of a stream
+  bool closed = false;             // a stream ended with CLOSE
+};
+
+// Message ids of the MRD v1 stream.
+namespace message {
+inline constexpr std::uint16_t config_file = 1, config_text = 2, header = 3, close = 4, text = 5,
+                               acquisition = 1008, image = 1022, waveform = 1026;
+}
+
+// Reads header, config and text messages and acquisitions up to CLOSE (or
+// the end of the input, which must then fall on a message boundary). Images
+// and waveforms are refused by name; so are unknown ids, lengths past the
+// input or beyond 1 GiB, and sizes that do not add up.
+Measurement read_stream(std::istream& in, const std::string& name);
+Measurement read_stream_file(const std::string& path);  // "-": standard input
+
+// The XML header and every acquisition of an MRD (ISMRMRD) HDF5 file.
+Measurement read_dataset(const std::string& path, const std::string& group = "dataset");
+
+// sequenceParameters of the XML header, in SI units (the file's are ms).
+struct SequenceParameters {
+  std::vector<double> tr_s, te_s, ti_s, flip_deg, echo_spacing_s;
+  std::string sequence_type;
+};
+SequenceParameters sequence_parameters(const std::string& xml, const std::string& source);
+
+// A shipped builder instantiated from the header: mese (echo spacing or the
+// TE list; one echo per TE value, else `echoes`), spgr (TR, TE, flip),
+// mprage (TI, TR, TE, flip), bssfp (TR, flip, TE if given). A parameter the
+// builder needs and the header lacks is refused by its XML element name.
+sequence::Description instantiate_builder(const SequenceParameters& p, const std::string& builder,
+                                          const std::string& source, int echoes_or_repetitions);
+
+// A series of complex images (one per contrast or time point) stored under
+// `variable` of an ISMRMRD HDF5 file, as one signal per voxel:
+// signals[voxel][image][re, im] with voxels in x-fastest order of the first
+// channel. Every image must have the first one's matrix size.
+struct ImageSeries {
+  int nx = 0, ny = 0, nz = 0, images = 0;
+  std::vector<float> signals;
+};
+ImageSeries read_image_series(const std::string& path, const std::string& variable,
+                              const std::string& group = "dataset");
+
+// One signal per acquisition: its samples on `channel`, as [acquisition]
+// [sample][re, im] floats; every acquisition must have the same sample count.
+std::vector<float> acquisition_signals(const Measurement& m, int channel, int* samples);
+
+}  // namespace larmor::io::mrd

@@ -1,0 +1,29 @@
+// Writing a description as a Pulseq 1.4 file that pulseq_events.hpp reads
+// back to the same instants, gaps and signal (docs/pulseq.md).
+//
+// Every pulse is a 20 us hard pulse centred on its instant, every ADC one
+// 10 us sample centred on its instant, every shift a trapezoid of the
+// declared crusher moment along z, every spoiling trapezoids of twice that
+// moment along x and y; waits are empty blocks. The crusher moment is
+// declared in [DEFINITIONS] (LarmorCrusherMoment) and the file is signed.
+// Descriptions whose instants are closer than their blocks need, or that do
+// not lie on the 1 us raster, are refused naming the event.
+#pragma once
+
+#include <string>
+
+#include "sequence/description.hpp"
+
+namespace larmor::io::pulseq {
+
+struct WriteOptions {
+  double crusher_moment_per_m = 1000.0;  // one cycle per millimetre, along z
+};
+
+std::string format_pulseq(const sequence::Description& d, const WriteOptions& options = {});
+
+// Atomic: a temporary file beside `path`, then a rename.
+void write_pulseq(const std::string& path, const sequence::Description& d,
+                  const WriteOptions& options = {});
+
+}  // namespace larmor::io::pulseq
