@@ -286,10 +286,22 @@ TEST(TEST_CATEGORY, real_path_is_refused_for_what_leaves_the_axis) {
   EXPECT_EQ(sim.real_path_refusal(one), "");
   const tissue::Tissue big = random_tissue(400, 514, false);
   EXPECT_EQ(sim.real_path_refusal(big), "");
-  ::setenv("LARMOR_REAL_PATH", "off", 1);
-  EXPECT_EQ(sim.real_path_refusal(one), "LARMOR_REAL_PATH=off");
-  ::setenv("LARMOR_REAL_PATH", "sometimes", 1);
-  EXPECT_THROW(sim.real_path_refusal(t), std::invalid_argument);
+  // The setting is read once, when a simulator is made: off routes its runs
+  // through the complex kernels, a value out of its set is refused, and
+  // Options::launch sets it without the environment.
+  {
+    const real_path::RealPathSetting off("off");
+    EXPECT_EQ(sim.real_path_refusal(one), "");
+    EXPECT_EQ(simulate::Simulator(d).real_path_refusal(one), "LARMOR_REAL_PATH=off");
+  }
+  {
+    const real_path::RealPathSetting wrong("sometimes");
+    EXPECT_THROW(simulate::Simulator{d}, std::invalid_argument);
+  }
+  simulate::Options explicit_off;
+  explicit_off.launch = simulate::LaunchSettings{};
+  explicit_off.launch->real_path = simulate::RealPathMode::off;
+  EXPECT_EQ(simulate::Simulator(d, explicit_off).real_path_refusal(one), "LARMOR_REAL_PATH=off");
 }
 
 }  // namespace larmor::test
