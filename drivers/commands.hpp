@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/deck.hpp"
+#include "benchmarks/bench.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"
@@ -43,24 +44,10 @@ struct SimulateArgs {
 void add_simulate(CLI::App& app, SimulateArgs& args);
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm);
 
-struct BenchArgs {
-  std::vector<std::string> workloads = {"mese", "spgr3d"};
-  double scale = 1.0;    // fraction of the workload's voxel count
-  long long voxels = 0;  // overrides scale when > 0
-  int repeats = 5;
-  std::string mode = "forward";  // or jvp, vjp, hvp (see add_bench)
-  std::string json = "larmor-bench.json";
-  std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
-  std::vector<std::string> terms = {"none"};  // declared terms, one run per entry
-};
+// The bench (benchmarks/bench.hpp): the driver registers its options.
+using benchmarks::BenchArgs;
+using benchmarks::run_bench;
 void add_bench(CLI::App& app, BenchArgs& args);
-int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
-// --mode rebind (bench_rebinding.cpp).
-int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& comm);
-// --mode perk (bench_perk.cpp).
-int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm);
-// --mode match (bench_match.cpp).
-int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
 struct DesignArgs {
   std::string deck;

@@ -1,5 +1,5 @@
 // The named benchmark workloads of docs/performance.md (mese, spgr3d, mrf),
-// defined once for the bench driver and the tests.
+// defined once for the bench and the tests.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include "sequence/description.hpp"
 #include "tissue/tissue.hpp"
 
-namespace larmor::drivers {
+namespace larmor::benchmarks {
 
 struct Workload {
   std::string name;
@@ -40,4 +40,4 @@ tissue::Tissue workload_tissue(const std::string& name, std::int64_t voxels);
 std::vector<std::string> known_terms();
 void declare_terms(const std::string& terms, sequence::Description& d, tissue::Tissue& t);
 
-}  // namespace larmor::drivers
+}  // namespace larmor::benchmarks

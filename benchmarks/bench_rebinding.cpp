@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <sstream>
 
-#include "commands.hpp"
+#include "bench.hpp"
 #include "io/text_file.hpp"
 #include "sequence/rebinding.hpp"
 #include "workloads.hpp"
 
-namespace larmor::drivers {
+namespace larmor::benchmarks {
 namespace {
 
 // Values for call k: the schedule's, scaled a little differently each call.
@@ -82,4 +82,4 @@ int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& com
   return 0;
 }
 
-}  // namespace larmor::drivers
+}  // namespace larmor::benchmarks

@@ -6,7 +6,7 @@
 
 #include "sequence/builders/builders.hpp"
 
-namespace larmor::drivers {
+namespace larmor::benchmarks {
 
 sequence::MrfParams mrf_workload_params(const std::string& schedule_csv) {
   sequence::MrfParams p;
@@ -170,4 +170,4 @@ void declare_terms(const std::string& terms, sequence::Description& d, tissue::T
   }
 }
 
-}  // namespace larmor::drivers
+}  // namespace larmor::benchmarks

@@ -12,60 +12,53 @@
 #include <random>
 #include <sstream>
 
-#include "commands.hpp"
+#include "bench.hpp"
+#include "estimators/perk/perk_batch.hpp"
+#include "estimators/perk/perk_model.hpp"
 #include "io/text_file.hpp"
-#include "perk/perk_apply.hpp"
+#include "simulate/kernel_timing.hpp"
 
-namespace larmor::drivers {
+namespace larmor::benchmarks {
 
 int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm) {
-  using Exec = Kokkos::DefaultExecutionSpace;
-  using Mem = Exec::memory_space;
   const int q = 24, h = 256, l = 2;
   const std::int64_t voxels =
       args.voxels > 0 ? args.voxels : std::max<std::int64_t>(1, std::llround(200000 * args.scale));
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  auto random_matrix = [&](const char* label, std::int64_t rows, int cols, float scale) {
-    Kokkos::View<float**, Kokkos::LayoutRight, Mem> v(std::string(label), rows, cols);
-    auto host = Kokkos::create_mirror_view(v);
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (int c = 0; c < cols; ++c) host(r, c) = scale * normal(rng);
-    Kokkos::deep_copy(v, host);
+  auto random_matrix = [&](std::int64_t rows, int cols, float scale) {
+    std::vector<float> v(std::size_t(rows) * std::size_t(cols));
+    for (float& x : v) x = scale * normal(rng);
     return v;
   };
-  perk::ModelViews<Mem> model;
-  model.inputs = q;
+  // A random model of the workload's size: q signal inputs, two outputs.
+  estimators::perk::PerkModel model;
+  model.signals = q;
+  model.outputs = {tissue::Property::t1, tissue::Property::t2};
   model.features = h;
-  model.outputs = l;
-  model.frequencies = random_matrix("f", h, q, 1.0f);
-  model.weights = random_matrix("w", l, h, std::sqrt(2.0f / h));
-  model.phases = Kokkos::subview(random_matrix("phi", 1, h, 1.0f), 0, Kokkos::ALL);
-  model.offsets = Kokkos::subview(random_matrix("b", 1, l, 1.0f), 0, Kokkos::ALL);
-  const auto inputs = random_matrix("q", voxels, q, 0.3f);
-  const auto cotangents = random_matrix("g", voxels, l, 1.0f);
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> estimates("x", voxels, l);
-  Kokkos::View<float**, Kokkos::LayoutRight, Mem> gradients("dq", voxels, q);
-  Exec exec;
+  model.frequencies = random_matrix(h, q, 1.0f);
+  model.weights = random_matrix(l, h, std::sqrt(2.0f / h));
+  model.phases = random_matrix(1, h, 1.0f);
+  model.offsets = random_matrix(1, l, 1.0f);
+  const std::vector<float> inputs = random_matrix(voxels, q, 0.3f);
+  const std::vector<float> cotangents = random_matrix(voxels, l, 1.0f);
+  estimators::perk::PerkBatch batch(model, inputs, cotangents, voxels);
   auto best_of = [&](auto&& launch) {
     launch();  // warm-up
-    exec.fence();
     std::vector<double> times;
     for (int r = 0; r < args.repeats; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      exec.fence();
+      launch();  // waits for the kernel
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(times.begin(), times.end());
     return std::make_pair(times.front(), times[times.size() / 2]);
   };
-  const auto forward = best_of([&] { perk::apply(exec, model, inputs, estimates); });
-  const auto adjoint = best_of([&] { perk::adjoint(exec, model, inputs, cotangents, gradients); });
+  const auto forward = best_of([&] { batch.apply(); });
+  const auto adjoint = best_of([&] { batch.adjoint(); });
   // Deterministic calls (larmor fit's): no feature splitting, no atomics.
-  const auto forward_det = best_of([&] { perk::apply(exec, model, inputs, estimates, true); });
-  const auto adjoint_det =
-      best_of([&] { perk::adjoint(exec, model, inputs, cotangents, gradients, true); });
+  const auto forward_det = best_of([&] { batch.apply(true); });
+  const auto adjoint_det = best_of([&] { batch.adjoint(true); });
   if (!comm.is_root()) return 0;
   // Useful flops per voxel and feature: Q multiply-adds for the angle, L for
   // the second product (the adjoint: L + Q more).
@@ -91,7 +84,7 @@ int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   std::ostringstream json;
-  json << "{\n  \"machine\": \"" << host << "\",\n  \"backend\": \"" << kx::backend_name()
+  json << "{\n  \"machine\": \"" << host << "\",\n  \"backend\": \"" << simulate::backend_name()
        << "\",\n  \"workload\": \"perk\",\n  \"voxels\": " << voxels << ", \"inputs\": " << q
        << ", \"features\": " << h << ", \"outputs\": " << l
        << ",\n  \"apply_best_s\": " << forward.first << ", \"apply_median_s\": " << forward.second
@@ -104,4 +97,4 @@ int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   return 0;
 }
 
-}  // namespace larmor::drivers
+}  // namespace larmor::benchmarks

@@ -12,14 +12,14 @@
 #include <random>
 #include <sstream>
 
-#include "commands.hpp"
-#include "common/kokkos_compat.hpp"
+#include "bench.hpp"
 #include "estimators/dictionary/dictionary.hpp"
 #include "io/text_file.hpp"
+#include "simulate/kernel_timing.hpp"
 #include "simulate/simulator.hpp"
 #include "workloads.hpp"
 
-namespace larmor::drivers {
+namespace larmor::benchmarks {
 
 int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
@@ -90,7 +90,7 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   std::ostringstream json;
-  json << "{\n  \"machine\": \"" << host << "\", \"backend\": \"" << kx::backend_name()
+  json << "{\n  \"machine\": \"" << host << "\", \"backend\": \"" << simulate::backend_name()
        << "\", \"workload\": \"mrf-match\",\n  \"atoms\": " << atoms
        << ", \"samples\": " << sim.samples() << ", \"voxels\": " << voxels
        << ", \"rank\": " << c.samples << ",\n  \"compress_s\": " << compress_s
@@ -102,4 +102,4 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   return 0;
 }
 
-}  // namespace larmor::drivers
+}  // namespace larmor::benchmarks

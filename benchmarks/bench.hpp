@@ -1,0 +1,34 @@
+// larmor bench (docs/performance.md): the named workloads timed through the
+// simulator's and the estimators' public APIs. The driver registers the
+// subcommand's options (drivers/) and calls run_bench.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "larmor_config.hpp"
+#include "parallel/communicator.hpp"
+
+namespace larmor::benchmarks {
+
+struct BenchArgs {
+  std::vector<std::string> workloads = {"mese", "spgr3d"};
+  double scale = 1.0;    // fraction of the workload's voxel count
+  long long voxels = 0;  // overrides scale when > 0
+  int repeats = 5;
+  std::string mode = "forward";  // or jvp, vjp, hvp, rebind, perk, match
+  std::string json = "larmor-bench.json";
+  std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
+  std::vector<std::string> terms = {"none"};  // declared terms, one run per entry
+};
+
+// Runs the mode's bench; rank 0 prints the table and writes the JSON.
+int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode rebind (bench_rebinding.cpp).
+int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode perk (bench_perk.cpp).
+int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode match (bench_match.cpp).
+int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm);
+
+}  // namespace larmor::benchmarks
