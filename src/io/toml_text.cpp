@@ -26,7 +26,16 @@ void check_toml_text(const std::string& text, const std::string& path) {
   // A '.' before a string is a dotted key's, unless a digit precedes it: then
   // it ends a number (`120."..."`), and the string is glued to that value.
   char last_code = '\n', before_last = '\n', opened_after = '\n', opened_after_prev = '\n';
+  // A bare value (a number, a boolean, a date) runs from its first character
+  // in value position to a space, comma, bracket, brace, comment or line end;
+  // `=`, `[` and `{` inside it do not end it (`8['...'`), so a string opened
+  // there is glued to the value too. `nesting`: the arrays ('[') and inline tables ('{') open in
+  // values; a comma in an array expects a value, in an inline table a key.
+  bool value_expected = false, in_bare_value = false, opened_in_bare_value = false;
+  std::string nesting;
+  const auto in_array = [&] { return !nesting.empty() && nesting.back() == '['; };
   const auto string_may_hold_non_ascii = [&] {
+    if (opened_in_bare_value) return false;
     if (opened_after == '.') return !(opened_after_prev >= '0' && opened_after_prev <= '9');
     return opened_after == '\n' || opened_after == '=' || opened_after == '[' ||
            opened_after == ',' || opened_after == '{';
@@ -50,6 +59,8 @@ void check_toml_text(const std::string& text, const std::string& path) {
       if (context != Context::multiline_basic && context != Context::multiline_literal) {
         context = Context::code;
         last_code = before_last = '\n';
+        value_expected = in_array();
+        in_bare_value = false;
       }
       continue;
     }
@@ -62,6 +73,25 @@ void check_toml_text(const std::string& text, const std::string& path) {
         if (ch == '"' || ch == '\'') {
           opened_after = last_code;
           opened_after_prev = before_last;
+          opened_in_bare_value = in_bare_value;
+        }
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '#') {
+          value_expected = value_expected && !in_bare_value;
+          in_bare_value = false;
+        } else if (ch == ',') {
+          value_expected = in_array();
+          in_bare_value = false;
+        } else if (ch == ']' || ch == '}') {
+          if (!nesting.empty() && nesting.back() == (ch == ']' ? '[' : '{')) nesting.pop_back();
+          value_expected = false;
+          in_bare_value = false;
+        } else if (!in_bare_value && ch == '=') {
+          value_expected = true;
+        } else if (!in_bare_value && value_expected && (ch == '[' || ch == '{')) {
+          nesting.push_back(ch);
+          value_expected = ch == '[';
+        } else if (!in_bare_value && value_expected && ch != '"' && ch != '\'') {
+          in_bare_value = true;
         }
         if (ch != ' ' && ch != '\t' && ch != '\r') {
           before_last = last_code;
