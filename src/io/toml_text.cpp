@@ -21,11 +21,10 @@ void check_toml_text(const std::string& text, const std::string& path) {
   Context context = Context::code;
   // The last character of code before a string opened, spaces aside ('\n'
   // at a line's start). toml++ reads a bare value up to the next space or
-  // comment before it classifies it, so a string glued to one (`11"...`) is
-  // read as part of that value, through the same whitespace test.
-  // A '.' before a string is a dotted key's, unless a digit precedes it: then
-  // it ends a number (`120."..."`), and the string is glued to that value.
-  char last_code = '\n', before_last = '\n', opened_after = '\n', opened_after_prev = '\n';
+  // comment before it classifies it, so a string glued to one (`11"...`,
+  // `120."..."`) is read as part of that value, through the same whitespace
+  // test; a '.' before a string outside a value is a dotted key's.
+  char last_code = '\n', opened_after = '\n';
   // A bare value (a number, a boolean, a date) runs from its first character
   // in value position to a space, comma, bracket, brace, comment or line end;
   // `=`, `[` and `{` inside it do not end it (`8['...'`), so a string opened
@@ -36,9 +35,8 @@ void check_toml_text(const std::string& text, const std::string& path) {
   const auto in_array = [&] { return !nesting.empty() && nesting.back() == '['; };
   const auto string_may_hold_non_ascii = [&] {
     if (opened_in_bare_value) return false;
-    if (opened_after == '.') return !(opened_after_prev >= '0' && opened_after_prev <= '9');
     return opened_after == '\n' || opened_after == '=' || opened_after == '[' ||
-           opened_after == ',' || opened_after == '{';
+           opened_after == ',' || opened_after == '{' || opened_after == '.';
   };
   int line = 1;
   std::size_t line_start = 0;
@@ -58,7 +56,7 @@ void check_toml_text(const std::string& text, const std::string& path) {
       // string is toml++'s to report.
       if (context != Context::multiline_basic && context != Context::multiline_literal) {
         context = Context::code;
-        last_code = before_last = '\n';
+        last_code = '\n';
         value_expected = in_array();
         in_bare_value = false;
       }
@@ -72,7 +70,6 @@ void check_toml_text(const std::string& text, const std::string& path) {
                  "and comments)");
         if (ch == '"' || ch == '\'') {
           opened_after = last_code;
-          opened_after_prev = before_last;
           opened_in_bare_value = in_bare_value;
         }
         if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '#') {
@@ -94,7 +91,6 @@ void check_toml_text(const std::string& text, const std::string& path) {
           in_bare_value = true;
         }
         if (ch != ' ' && ch != '\t' && ch != '\r') {
-          before_last = last_code;
           last_code = ch;
         }
         if (ch == '#') {
