@@ -5,6 +5,8 @@
 // them is spelled here once; the rest of the code uses these names.
 #pragma once
 
+#include <string>
+
 #include <Kokkos_Core.hpp>
 
 #ifndef KOKKOS_VERSION
@@ -62,5 +64,16 @@ inline constexpr bool is_host_space_v =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Exec::memory_space>::accessible;
 
 inline const char* backend_name() { return DefaultExec::name(); }
+
+// A Kokkos Tools region for the object's lifetime: kp_space_time_stack and
+// the profilers nest the launches made inside it under `name`. (Kokkos 4 has
+// Profiling::ScopedRegion; 3.4 only the push and pop.)
+class ScopedRegion {
+ public:
+  explicit ScopedRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+  ScopedRegion(const ScopedRegion&) = delete;
+  ScopedRegion& operator=(const ScopedRegion&) = delete;
+};
 
 }  // namespace larmor::kx

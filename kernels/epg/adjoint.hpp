@@ -12,6 +12,7 @@
 namespace larmor::epg {
 
 inline constexpr const char* adjoint_kernel_name = "larmor::epg::adjoint";
+inline constexpr const char* adjoint_hvp_kernel_name = "larmor::epg::adjoint_hvp";
 
 // Columns of the per-event sequence gradients.
 namespace sequence_gradient {

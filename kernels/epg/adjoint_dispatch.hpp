@@ -97,8 +97,10 @@ void simulate_reverse(const ExecSpace& exec,
   ReverseLaunch launch;
   launch.interval = checkpoint_interval > 0 ? std::min(checkpoint_interval, events.count)
                                             : default_checkpoint_interval(events.count);
+  const std::string launched_as = launch_name(
+      tangent_count_v<Real> > 0 ? adjoint_hvp_kernel_name : adjoint_kernel_name, options);
   const auto run = [&](auto kernel, const auto& policy) {
-    Kokkos::parallel_for(adjoint_kernel_name, policy, kernel);
+    Kokkos::parallel_for(launched_as, policy, kernel);
   };
   if (tissue.pools.active()) {
     // One voxel per thread, every order of every pool (pooled_adjoint.hpp).

@@ -13,6 +13,7 @@
 namespace larmor::epg {
 
 inline constexpr const char* forward_kernel_name = "larmor::epg::forward";
+inline constexpr const char* tissue_jvp_kernel_name = "larmor::epg::tissue_jvp";
 
 // What is compiled for a launch: orders per thread, voxels per group and groups
 // per team (the state layout), and the team size and event-tile length chosen
@@ -25,6 +26,7 @@ struct LaunchShape {
   int team_threads = 0;
   int tile_events = 0;
   int league = 0;
+  std::string name;  // the launch's name (launch_name); empty: forward_kernel_name
 };
 
 // `on_axis`: the real-subspace states (half the registers of the complex

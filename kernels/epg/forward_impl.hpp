@@ -80,7 +80,8 @@ void launch_kernel(const ExecSpace& exec,
   typename Kernel::policy policy(exec, shape.league, shape.team_threads, 1);
   policy.set_scratch_size(
       0, Kokkos::PerTeam(Kernel::scratch_bytes(shape.tile_events, shape.team_threads)));
-  Kokkos::parallel_for(forward_kernel_name, policy, kernel);
+  Kokkos::parallel_for(shape.name.empty() ? std::string(forward_kernel_name) : shape.name, policy,
+                       kernel);
 }
 
 template <class ExecSpace, int OPT, int L, class Real = float>
@@ -249,11 +250,12 @@ void simulate_forward(const ExecSpace& exec,
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
   if (tissue.pools.active()) {  // a pooled model has layouts of its own
-    simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {}, carry);
+    simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {}, carry, options);
     return;
   }
-  const LaunchShape shape = choose_launch_shape<ExecSpace>(
+  LaunchShape shape = choose_launch_shape<ExecSpace>(
       events.orders, tissue.voxels, detail::runs_on_axis(events, tissue, carry), options);
+  shape.name = launch_name(forward_kernel_name, options);
   using Table = std::conditional_t<kx::is_host_space_v<ExecSpace>, layouts::HostForward,
                                    layouts::DeviceForward>;
   const auto launch = [&](auto opt, auto lanes, auto axis_only) {
@@ -297,7 +299,7 @@ void simulate_tissue_jvp(const ExecSpace& exec,
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
   if (tissue.pools.active()) {
-    simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents, {});
+    simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents, {}, options);
     return;
   }
   LaunchShape s;
@@ -319,6 +321,7 @@ void simulate_tissue_jvp(const ExecSpace& exec,
     detail::set_device_groups(s, events.orders, tissue.voxels);
   }
   s.league = (tissue.voxels + s.lanes * s.groups - 1) / (s.lanes * s.groups);
+  s.name = launch_name(tissue_jvp_kernel_name, options);
   using Table =
       std::conditional_t<kx::is_host_space_v<ExecSpace>, layouts::HostJvp, layouts::DeviceJvp>;
   const auto launch = [&](auto opt, auto lanes, auto axis_only) {

@@ -5,6 +5,8 @@
 // setting changes a result beyond float rounding.
 #pragma once
 
+#include <string>
+
 namespace larmor::epg {
 
 struct LaunchOptions {
@@ -19,8 +21,17 @@ struct LaunchOptions {
   // plain one-voxel-per-thread kernel at every order count
   // (LARMOR_ADJOINT_LAYOUT=plain; the tests compare the two).
   bool plain_adjoint = false;
+  // What the run is (the sequence's builder or file): Kokkos Tools and
+  // profilers see each launch as "larmor::epg::forward[mrf]".
+  std::string label;
 
   bool layout_requested() const { return orders_per_thread > 0; }
 };
+
+// The name a launch carries: the kernel's, with the run's label.
+inline std::string launch_name(const char* kernel, const LaunchOptions& options) {
+  return options.label.empty() ? std::string(kernel)
+                               : std::string(kernel) + "[" + options.label + "]";
+}
 
 }  // namespace larmor::epg

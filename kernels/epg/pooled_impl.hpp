@@ -106,7 +106,7 @@ void launch_pooled_layout(
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
     const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents,
-    const CarriedState<typename ExecSpace::memory_space>& carry) {
+    const CarriedState<typename ExecSpace::memory_space>& carry, const std::string& name) {
   const auto run = [&](auto bucket) {
     PooledKernel<ExecSpace, Real, decltype(bucket)::value, Free, Bound> kernel;
     kernel.events = events;
@@ -114,8 +114,7 @@ void launch_pooled_layout(
     kernel.signals = signals;
     kernel.tangents = tangents;
     kernel.carry = carry;
-    Kokkos::parallel_for(pooled_kernel_name, Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels),
-                         kernel);
+    Kokkos::parallel_for(name, Kokkos::RangePolicy<ExecSpace>(exec, 0, tissue.voxels), kernel);
   };
   if (events.orders <= 16) {
     run(std::integral_constant<int, 16>{});
@@ -133,7 +132,8 @@ void simulate_pooled(
     const TissueViews<typename ExecSpace::memory_space>& tissue,
     const Kokkos::View<float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>& signals,
     const Kokkos::View<float****, Kokkos::LayoutRight, typename ExecSpace::memory_space>& tangents,
-    const CarriedState<typename ExecSpace::memory_space>& carry) {
+    const CarriedState<typename ExecSpace::memory_space>& carry, const LaunchOptions& options) {
+  const std::string name = launch_name(pooled_kernel_name, options);
   const auto& p = tissue.pools;
   check_pooled_orders(events.orders, p.count(),
                       tangent_count_v<Real> > 0 ? pooled_mode::forward_mode : pooled_mode::forward);
@@ -148,11 +148,14 @@ void simulate_pooled(
     }
   }
   if (p.free == 2 && p.bound == 0) {
-    launch_pooled_layout<ExecSpace, Real, 2, 0>(exec, events, tissue, signals, tangents, carry);
+    launch_pooled_layout<ExecSpace, Real, 2, 0>(exec, events, tissue, signals, tangents, carry,
+                                                name);
   } else if (p.free == 1 && p.bound == 1) {
-    launch_pooled_layout<ExecSpace, Real, 1, 1>(exec, events, tissue, signals, tangents, carry);
+    launch_pooled_layout<ExecSpace, Real, 1, 1>(exec, events, tissue, signals, tangents, carry,
+                                                name);
   } else if (p.free == 2 && p.bound == 1) {
-    launch_pooled_layout<ExecSpace, Real, 2, 1>(exec, events, tissue, signals, tangents, carry);
+    launch_pooled_layout<ExecSpace, Real, 2, 1>(exec, events, tissue, signals, tangents, carry,
+                                                name);
   } else {
     throw std::invalid_argument(std::string(pooled_kernel_name) + ": no layout for " +
                                 std::to_string(p.free) + " free and " + std::to_string(p.bound) +

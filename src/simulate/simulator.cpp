@@ -19,6 +19,12 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
                          ? std::clamp(sequence::sample_reach_order_count(description), 1, states_)
                          : states_),
       options_(options) {
+  // Kokkos Tools see each launch as larmor::epg::forward[<name>]: the
+  // builder's name, or the file's without its folder.
+  if (launch_.kernels.label.empty()) {
+    const auto& name = description.name;
+    launch_.kernels.label = name.substr(name.find_last_of('/') + 1);
+  }
   // The test is O(events), once per sequence; which tissue may use it is
   // decided per run.
   axis_plan_ = sequence::plan_real_subspace(description, {});

@@ -22,6 +22,7 @@ namespace larmor::simulate {
 
 template <class ExecSpace>
 void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
+  const kx::ScopedRegion region("larmor::simulate[" + launch_.kernels.label + "]");
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("simulation tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
@@ -69,6 +70,7 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
 template <class ExecSpace>
 void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals,
                                     float* tangents) const {
+  const kx::ScopedRegion region("larmor::simulate_tissue_jvp[" + launch_.kernels.label + "]");
   using Mem = typename ExecSpace::memory_space;
   constexpr int directions = epg::tissue_tangent_count;
   tissue.validate("forward-mode tissue");
@@ -155,6 +157,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
                             const float* cotangents, float* tissue_gradients,
                             float* sequence_gradients, float* tissue_hvp, float* sequence_hvp,
                             int checkpoint_interval) const {
+  const kx::ScopedRegion region("larmor::simulate_reverse[" + launch_.kernels.label + "]");
   using Mem = typename ExecSpace::memory_space;
   using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
   using HostMatrix = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>;
