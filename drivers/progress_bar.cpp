@@ -41,7 +41,7 @@ std::string clock_time(double seconds) {
 ProgressBar::ProgressBar(std::string command, std::string phase, std::string unit, bool talk)
     : command_(std::move(command)), phase_(std::move(phase)), unit_(std::move(unit)) {
   start_ = last_draw_ = Clock::now();
-  if (!talk) return;
+  // Every rank reads the setting, so that all refuse a bad one together.
   const char* setting = std::getenv("LARMOR_PROGRESS");
   const std::string_view s = setting ? setting : "";
   if (s.empty() || s == "auto") {
@@ -57,6 +57,7 @@ ProgressBar::ProgressBar(std::string command, std::string phase, std::string uni
     throw std::invalid_argument("LARMOR_PROGRESS must be auto, bar, line or off, not '" +
                                 std::string(s) + "'");
   }
+  if (!talk) mode_ = Mode::off;
 }
 
 ProgressBar::~ProgressBar() {
@@ -103,7 +104,7 @@ void ProgressBar::finish() {
   if (finished_) return;
   finished_ = true;
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-  if (mode_ == Mode::bar && drawn_) {
+  if (mode_ == Mode::bar && (drawn_ || elapsed >= show_after_s_)) {
     draw(true);
     std::fprintf(stderr, "\n");
   } else if (mode_ == Mode::line && elapsed >= show_after_s_) {
