@@ -30,6 +30,8 @@ from ._larmor import (  # noqa: F401 (re-exported)
     threads,
 )
 
+DeckError.__module__ = "larmor"  # raised as larmor.DeckError
+
 # Kokkos starts on the first run; it must stop before the interpreter does.
 atexit.register(_larmor._finalize)
 
