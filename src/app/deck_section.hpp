@@ -43,7 +43,8 @@ class Section {
     std::ostringstream msg;
     msg << file_;
     const toml::node* n = table_ ? table_->get(key) : nullptr;
-    if (n) msg << ":" << n->source().begin.line;
+    // Tables built in memory (the Python package's larmor.build) have no lines.
+    if (n && n->source().begin.line > 0) msg << ":" << n->source().begin.line;
     msg << ": [" << name_ << "] " << key << " " << what;
     throw DeckError(msg.str());
   }

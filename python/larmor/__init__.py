@@ -1,0 +1,147 @@
+"""larmor from Python: EPG simulation, derivatives and estimation on NumPy arrays.
+
+Sequences come from a deck file (read_deck), a builder with the deck's keys
+(build('mese', echoes=32, echo_spacing_ms=10.0)) or a Pulseq file
+(read_pulseq); a Tissue from arrays in deck units (t1_ms, t2_ms, b1, ...).
+simulate() returns complex64 signals [voxels, samples] that the kernels write
+in place; jvp() adds the derivatives along m0, t1_ms, t2_ms, b1 and
+off_resonance_hz; vjp() is the adjoint (tissue and sequence gradients);
+Dictionary and fit_nlls estimate tissue from signals. docs/python.md is the
+reference; larmor.torch wraps simulate() as a torch.autograd.Function.
+"""
+import atexit
+import math
+import os
+
+import numpy as np
+
+from . import _larmor
+from ._larmor import (  # noqa: F401 (re-exported)
+    Deck,
+    DeckError,
+    Dictionary,
+    Sequence,
+    Simulator,
+    Tissue,
+    __version__,
+    backend,
+    build,
+    builder_names,
+    threads,
+)
+
+DeckError.__module__ = "larmor"  # raised as larmor.DeckError
+
+# Kokkos starts on the first run; it must stop before the interpreter does.
+atexit.register(_larmor._finalize)
+
+#: The tissue directions of forward mode and of the adjoint's tissue gradients, in order.
+DIRECTIONS = ("m0", "t1_ms", "t2_ms", "b1", "off_resonance_hz")
+
+
+def read_deck(path):
+    """An input deck (docs/input-deck.md): .sequence, .tissue (None without [tissue]),
+    .tissue_shape, .max_order; errors (DeckError) name the file, line and key."""
+    return _larmor._read_deck(os.fspath(path))
+
+
+def read_pulseq(path, **options):
+    """A Pulseq file's sequence; options are the deck's pulseq keys (adc, split_pulses, ...)."""
+    return build("pulseq", file=os.path.abspath(os.fspath(path)), **options)
+
+
+def simulator(sequence, max_order=None):
+    """A Simulator for `sequence` (returned as is when it is one already)."""
+    if isinstance(sequence, Simulator):
+        if max_order is not None and max_order != sequence.max_order:
+            raise ValueError(
+                f"max_order={max_order} for a Simulator built with max_order={sequence.max_order}")
+        return sequence
+    if isinstance(sequence, Deck):
+        return Simulator(sequence.sequence, sequence.max_order if max_order is None else max_order)
+    return Simulator(sequence, -1 if max_order is None else max_order)
+
+
+def _tissue(tissue):
+    if isinstance(tissue, Tissue):
+        return tissue
+    if isinstance(tissue, dict):
+        return Tissue(**tissue)
+    raise TypeError("tissue must be a larmor.Tissue or a dict of its properties")
+
+
+def simulate(sequence, tissue, *, max_order=None, out=None):
+    """Signals [voxels, samples] (complex64, units of M0) of `sequence` (a Sequence, Deck or
+    Simulator) for `tissue`; written by the kernels into `out` when given."""
+    return simulator(sequence, max_order).simulate(_tissue(tissue), out)
+
+
+def steady_state(sequence, tissue, *, max_order=None, tolerance=1e-6, max_repetitions=20000):
+    """The steady-state period's samples [voxels, samples] and each voxel's periods to settle."""
+    return simulator(sequence, max_order).steady_state(_tissue(tissue), tolerance,
+                                                       max_repetitions)
+
+
+class Derivatives:
+    """Forward mode: `signals` [voxels, samples] and `tangents` [voxels, 5, samples] (complex64)
+    along DIRECTIONS, per deck unit; d['t2_ms'] is tangents[:, 2]."""
+
+    def __init__(self, signals, tangents):
+        self.signals = signals
+        self.tangents = tangents
+
+    def __getitem__(self, name):
+        return self.tangents[:, DIRECTIONS.index(name)]
+
+    def __iter__(self):  # signals, tangents = larmor.jvp(...)
+        return iter((self.signals, self.tangents))
+
+
+def jvp(sequence, tissue, *, max_order=None):
+    """Signals and their derivatives along m0, t1_ms, t2_ms, b1, off_resonance_hz."""
+    return Derivatives(*simulator(sequence, max_order).jvp(_tissue(tissue)))
+
+
+#: Another name for jvp.
+tissue_derivatives = jvp
+
+
+class Gradients:
+    """The adjoint of simulate() for the loss sum Re(conj(w) y): `tissue` [voxels, 5] per deck
+    unit (DIRECTIONS), `events` [events, 3] (flip per rad, phase per rad, duration per s, summed
+    over voxels) and `flip_deg` (per pulse event, per degree)."""
+
+    def __init__(self, tissue, events, pulse_events, tissue_hvp=None, events_hvp=None):
+        self.tissue = tissue
+        self.events = events
+        self.flip_deg = events[pulse_events, 0] * (math.pi / 180.0)
+        self.tissue_hvp = tissue_hvp
+        self.events_hvp = events_hvp
+
+    def __getitem__(self, name):
+        return self.tissue[:, DIRECTIONS.index(name)]
+
+
+def vjp(sequence, tissue, cotangents, *, max_order=None, checkpoint_interval=0):
+    """Tissue and sequence gradients of sum Re(conj(w) y) for w = cotangents [voxels, samples]
+    (complex) or [voxels, samples, 2] (real and imaginary parts)."""
+    sim = simulator(sequence, max_order)
+    tg, sg = sim.vjp(_tissue(tissue), np.asarray(cotangents), checkpoint_interval)
+    return Gradients(tg, sg, sim.sequence.pulse_events)
+
+
+def hvp(sequence, tissue, directions, cotangents, *, max_order=None, checkpoint_interval=0):
+    """vjp() and, along directions [voxels, 5] (deck units), the tissue Hessian-vector product
+    (tissue_hvp [voxels, 5]) and the sequence gradients' derivatives (events_hvp [events, 3])."""
+    sim = simulator(sequence, max_order)
+    tg, sg, th, sh = sim.hvp(_tissue(tissue), np.asarray(directions, dtype=np.float32),
+                             np.asarray(cotangents), checkpoint_interval)
+    return Gradients(tg, sg, sim.sequence.pulse_events, th, sh)
+
+
+def fit_nlls(sequence, tissue, measured, estimate, *, max_order=None, iterations=40,
+             step_tolerance=1e-6):
+    """Voxel-wise magnitude NLLS of M0 and the properties in `estimate` ({'t2_ms': (10.0, 500.0,
+    'log')}) from measured signals [voxels, samples]; `tissue` holds the fixed properties."""
+    return _larmor.fit_nlls(simulator(sequence, max_order), _tissue(tissue), np.asarray(measured),
+                            estimate, iterations, step_tolerance)

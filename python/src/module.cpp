@@ -1,0 +1,90 @@
+// The _larmor extension module: the runtime larmor's kernels need (Kokkos on
+// the build's default host execution space, MPI where a reader takes a
+// communicator), and C++ errors as Python exceptions with the same messages:
+// std::invalid_argument (and pybind11's other argument errors) as
+// ValueError, a deck's error as larmor.DeckError (a RuntimeError), the rest
+// as RuntimeError.
+#include <cstdlib>
+#include <memory>
+
+#include <Kokkos_Core.hpp>
+
+#include "app/deck.hpp"
+#include "bindings.hpp"
+#include "larmor_config.hpp"
+#include "parallel/communicator.hpp"
+
+namespace larmor::python {
+
+namespace {
+std::unique_ptr<parallel::MpiSession>& mpi_session() {
+  static std::unique_ptr<parallel::MpiSession> session;
+  return session;
+}
+bool& kokkos_started() {
+  static bool started = false;
+  return started;
+}
+}  // namespace
+
+std::mutex& run_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+void ensure_kokkos() {
+  if (Kokkos::is_initialized()) return;
+  if (kokkos_started()) {
+    throw std::runtime_error(
+        "larmor: Kokkos was finalised at interpreter exit and cannot start again");
+  }
+  // As the larmor executable does: Kokkos warns when OMP_PROC_BIND is unset,
+  // and unset means unbound, which "false" states (docs/building.md).
+  ::setenv("OMP_PROC_BIND", "false", 0);
+  Kokkos::initialize();
+  kokkos_started() = true;
+}
+
+void ensure_mpi() {
+  if (!mpi_session()) {
+    int argc = 0;
+    char** argv = nullptr;
+    mpi_session() = std::make_unique<parallel::MpiSession>(&argc, &argv);
+  }
+}
+
+void finalize_runtime() {
+  std::lock_guard<std::mutex> lock(run_mutex());
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+  mpi_session().reset();  // finalises MPI only where this module initialised it
+}
+
+}  // namespace larmor::python
+
+PYBIND11_MODULE(_larmor, m) {
+  namespace lp = larmor::python;
+  namespace py = pybind11;
+  m.doc() = "larmor: extended phase graph simulation, derivatives and estimation for MRI";
+  m.attr("__version__") = LARMOR_VERSION;
+  py::register_exception<larmor::app::DeckError>(m, "DeckError", PyExc_RuntimeError);
+  m.def("_finalize", &lp::finalize_runtime,
+        "Finalises Kokkos (and MPI where larmor started it); registered with atexit.");
+  m.def(
+      "backend",
+      []() {
+        lp::ensure_kokkos();
+        return std::string(Kokkos::DefaultHostExecutionSpace::name());
+      },
+      "The Kokkos execution space runs use (initialises Kokkos).");
+  m.def(
+      "threads",
+      []() {
+        lp::ensure_kokkos();
+        return Kokkos::DefaultHostExecutionSpace().concurrency();
+      },
+      "Threads of the execution space (OMP_NUM_THREADS where set).");
+  lp::register_sequence(m);
+  lp::register_tissue(m);
+  lp::register_simulate(m);
+  lp::register_estimators(m);
+}
