@@ -14,8 +14,8 @@ using sequence::ListedEvent;
 
 // A complaint about a table as a whole (a key it lacks has no line of its
 // own): the table's line.
-[[noreturn]] void fail_at(const std::string& file, const toml::node& table,
-                          const std::string& name, const std::string& what) {
+[[noreturn]] void fail_at(const std::string& file, const toml::node& table, const std::string& name,
+                          const std::string& what) {
   throw DeckError(file + ":" + std::to_string(table.source().begin.line) + ": [" + name + "] " +
                   what);
 }
@@ -66,8 +66,7 @@ ListedEvent read_event(const std::string& file, const toml::node& node, const st
   }
   if (const char* required = sequence::listed_event_required_key(out.type);
       required != nullptr && !e.has(required)) {
-    fail_at(file, node, name,
-            std::string(required) + " is required for a " + type + " event");
+    fail_at(file, node, name, std::string(required) + " is required for a " + type + " event");
   }
   out.flip_deg = e.number("flip_deg", out.flip_deg);
   out.phase_deg = e.number("phase_deg", out.phase_deg);
@@ -110,13 +109,14 @@ sequence::EventBlock read_block(const Section& t, const toml::node& table, const
   }
   const toml::array* events = t.node("events")->as_array();
   if (!events || events->empty()) {
-    t.fail("events", "must be a non-empty array of events, e.g. [ { event = \"pulse\", "
-                     "flip_deg = 90.0 }, { event = \"wait\", duration_ms = 5.0 } ]");
+    t.fail("events",
+           "must be a non-empty array of events, e.g. [ { event = \"pulse\", "
+           "flip_deg = 90.0 }, { event = \"wait\", duration_ms = 5.0 } ]");
   }
   for (std::size_t k = 0; k < events->size(); ++k) {
-    const std::string event_name = (name == "sequence" ? std::string("sequence.events ")
-                                                       : name + ", events ") +
-                                   std::to_string(k + 1);
+    const std::string event_name =
+        (name == "sequence" ? std::string("sequence.events ") : name + ", events ") +
+        std::to_string(k + 1);
     block.events.push_back(read_event(t.file(), (*events)[k], event_name));
   }
   return block;

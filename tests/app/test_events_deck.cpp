@@ -112,12 +112,12 @@ TEST_F(EventsDeck, spells_out_mese_with_the_same_events_and_signals) {
 }
 
 TEST_F(EventsDeck, a_csv_file_lists_the_same_train_and_is_an_input) {
-  write("event,flip_deg,phase_deg,duration_ms\n"
-        "pulse,90,0,\nwait,,,6.5\npulse,180,90,6.5\nsample,,45,\n",
-        "train.csv");
+  write(
+      "event,flip_deg,phase_deg,duration_ms\n"
+      "pulse,90,0,\nwait,,,6.5\npulse,180,90,6.5\nsample,,45,\n",
+      "train.csv");
   const Deck from_csv = read_deck(
-      write(std::string("[sequence]\nbuilder = \"events\"\nevents_csv = \"train.csv\"\n") +
-                kTissue,
+      write(std::string("[sequence]\nbuilder = \"events\"\nevents_csv = \"train.csv\"\n") + kTissue,
             "csv.toml"));
   const Deck inline_deck = read_deck(write(std::string(R"([sequence]
 builder = "events"
@@ -144,8 +144,9 @@ TEST_F(EventsDeck, bad_events_are_refused_with_the_place_and_the_key) {
             "shift, spoil, sample)");
   EXPECT_EQ(error_of(head + "  { event = \"pulse\", phase_deg = 90.0 },\n" + tail),
             "deck.toml:4: [sequence.events 1] flip_deg is required for a pulse event");
-  EXPECT_EQ(error_of(head + "  { event = \"pulse\", flip_deg = 90.0 },\n"
-                            "  { event = \"wait\", duration_ms = -5.0 },\n" +
+  EXPECT_EQ(error_of(head +
+                     "  { event = \"pulse\", flip_deg = 90.0 },\n"
+                     "  { event = \"wait\", duration_ms = -5.0 },\n" +
                      tail),
             "deck.toml:5: [sequence.events 2] duration_ms must be positive (got -5)");
   EXPECT_EQ(error_of(head + "  { event = \"sample\", duration_ms = -1.5 },\n" + tail),
@@ -178,9 +179,10 @@ TEST_F(EventsDeck, bad_events_are_refused_with_the_place_and_the_key) {
                      std::string(kTissue)),
             "deck.toml:3: [sequence] events_csv could not be read: bad.csv:3: duration_ms must be "
             "positive (got -3)");
-  EXPECT_EQ(error_of("[sequence]\nbuilder = \"events\"\nrepeat = 3\n" + std::string(kTissue)),
-            "deck.toml:1: [sequence] needs events = [ { event = \"pulse\", flip_deg = 90.0 }, ... ] "
-            "or events_csv = \"train.csv\"");
+  EXPECT_EQ(
+      error_of("[sequence]\nbuilder = \"events\"\nrepeat = 3\n" + std::string(kTissue)),
+      "deck.toml:1: [sequence] needs events = [ { event = \"pulse\", flip_deg = 90.0 }, ... ] "
+      "or events_csv = \"train.csv\"");
   EXPECT_EQ(error_of(std::string(kMeseAsBlocks) + "events_csv = \"train.csv\"\n" + kTissue),
             "deck.toml:17: [sequence.block 2] events_csv and events are both given: list the "
             "events in the deck or in a CSV file, not both");
@@ -196,9 +198,9 @@ TEST_F(EventsDeck, bad_events_are_refused_with_the_place_and_the_key) {
 TEST_F(EventsDeck, exports_to_pulseq_and_reads_back_as_the_same_train) {
   const Deck listed = read_deck(write(std::string(kMeseAsBlocks) + kTissue));
   io::pulseq::write_pulseq((dir_ / "listed.seq").string(), listed.sequence);
-  const Deck back = read_deck(write(
-      std::string("[sequence]\nbuilder = \"pulseq\"\nfile = \"listed.seq\"\n") + kTissue,
-      "back.toml"));
+  const Deck back = read_deck(
+      write(std::string("[sequence]\nbuilder = \"pulseq\"\nfile = \"listed.seq\"\n") + kTissue,
+            "back.toml"));
   // The file starts with an empty block (the first instant is at t = 0): an
   // equilibrium wait that changes no signal.
   sequence::Description read = back.sequence;
@@ -247,8 +249,7 @@ events = [
                  "whatever B1 is (b1_scaled = false); a Pulseq 1.4 file cannot say so, and read "
                  "back it would scale with B1");
   }
-  const Deck lobes =
-      read_deck(write(std::string(kMeseAsBlocks) + kTissue + "", "lobes.toml"));
+  const Deck lobes = read_deck(write(std::string(kMeseAsBlocks) + kTissue + "", "lobes.toml"));
   sequence::Description with_lobes = lobes.sequence;
   sequence::place_lobes_within_timing(with_lobes, 1e-3);
   try {

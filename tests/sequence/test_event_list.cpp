@@ -61,11 +61,9 @@ TEST(EventList, spells_out_mese_event_for_event) {
   p.echoes = 5;
   p.echo_spacing_s = 0.012;
   const Description mese = build_mese(p);
-  const Description listed =
-      build_event_list({EventBlock{{pulse(90.0, 0.0, 6.0)}, 1, "excitation"},
-                        EventBlock{{shift(), pulse(180.0, 90.0), shift(1, 6.0), sample(0.0, 6.0)},
-                                   5,
-                                   "echo"}});
+  const Description listed = build_event_list(
+      {EventBlock{{pulse(90.0, 0.0, 6.0)}, 1, "excitation"},
+       EventBlock{{shift(), pulse(180.0, 90.0), shift(1, 6.0), sample(0.0, 6.0)}, 5, "echo"}});
   ASSERT_EQ(listed.events.size(), mese.events.size());
   for (std::size_t i = 0; i < mese.events.size(); ++i) {
     SCOPED_TRACE(i);
@@ -132,8 +130,8 @@ TEST(EventList, fid_decays_as_exp_minus_te_over_t2) {
 
 TEST(EventList, spin_echo_refocuses_off_resonance) {
   const double tau_ms = 9.0;
-  const Description d = build({pulse(90.0), wait(tau_ms), pulse(180.0, 90.0), wait(tau_ms),
-                               sample()});
+  const Description d =
+      build({pulse(90.0), wait(tau_ms), pulse(180.0, 90.0), wait(tau_ms), sample()});
   for (double df : {0.0, 13.0, -41.5}) {
     reference::Tissue tissue;
     tissue.t1_s = 0.8;
@@ -148,9 +146,9 @@ TEST(EventList, spin_echo_refocuses_off_resonance) {
 TEST(EventList, repeats_play_the_block_over) {
   // The shift that ends a pass is the next pass's crush_before.
   const Description thrice = build({pulse(20.0), sample(0.0, 5.0), shift()}, 3);
-  const Description listed = build({pulse(20.0), sample(0.0, 5.0), shift(), pulse(20.0),
-                                    sample(0.0, 5.0), shift(), pulse(20.0), sample(0.0, 5.0),
-                                    shift()});
+  const Description listed =
+      build({pulse(20.0), sample(0.0, 5.0), shift(), pulse(20.0), sample(0.0, 5.0), shift(),
+             pulse(20.0), sample(0.0, 5.0), shift()});
   ASSERT_EQ(thrice.events.size(), 7u);
   ASSERT_EQ(listed.events.size(), 7u);
   for (std::size_t i = 0; i < 7; ++i) {
@@ -169,7 +167,8 @@ TEST(EventList, bad_values_are_refused_naming_the_event) {
     build({pulse(90.0), bad, sample()});
     FAIL() << "a negative wait was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "deck.toml:7: [sequence.events 2]: duration_ms must be positive (got -1)");
+    EXPECT_STREQ(e.what(),
+                 "deck.toml:7: [sequence.events 2]: duration_ms must be positive (got -1)");
   }
   EXPECT_EQ(listed_event_problem(shift(0)), "count must be at least 1 (got 0)");
   EXPECT_EQ(listed_event_problem(pulse(90.0, 0.0, -2.5)),

@@ -124,14 +124,16 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
         refuse("is an off-resonant pulse; the writer keeps hard pulses on resonance only");
       }
       if ((e.action & sequence::action::b1_fixed) != 0) {
-        refuse("keeps its nominal flip whatever B1 is (b1_scaled = false); a Pulseq 1.4 file "
-               "cannot say so, and read back it would scale with B1");
+        refuse(
+            "keeps its nominal flip whatever B1 is (b1_scaled = false); a Pulseq 1.4 file "
+            "cannot say so, and read back it would scale with B1");
       }
       // (The power of the written pulse itself, as a file read back carries, is kept.)
       const double written_power = e.flip_rad * e.flip_rad / (kRfSamples * 1e-6);
       if (e.saturation != 0.0f && std::fabs(e.saturation - written_power) > 1e-4 * written_power) {
-        refuse("carries the power of a pulse of its own duration (a bound pool's saturation); "
-               "the writer writes every pulse as a 20 us hard pulse, of another power");
+        refuse(
+            "carries the power of a pulse of its own duration (a bound pool's saturation); "
+            "the writer writes every pulse as a 20 us hard pulse, of another power");
       }
       if (e.slice_profile != 0 || e.shim_index != 0) {
         refuse(std::string("is ") +

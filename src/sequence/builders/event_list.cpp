@@ -32,12 +32,17 @@ class Fold {
   void add(const ListedEvent& e) {
     switch (e.type) {
       case Type::pulse:
-      case Type::sample: instant(e); break;
+      case Type::sample:
+        instant(e);
+        break;
       case Type::shift:
         for (int n = 0; n < e.count; ++n) shift();
         break;
-      case Type::spoil: spoil(); break;
-      case Type::wait: break;
+      case Type::spoil:
+        spoil();
+        break;
+      case Type::wait:
+        break;
     }
     evolve(e.duration_s);
   }
@@ -146,11 +151,16 @@ bool listed_event_type(const std::string& name, ListedEvent::Type& type) {
 
 const char* listed_event_name(ListedEvent::Type type) {
   switch (type) {
-    case Type::pulse: return "pulse";
-    case Type::wait: return "wait";
-    case Type::shift: return "shift";
-    case Type::spoil: return "spoil";
-    case Type::sample: return "sample";
+    case Type::pulse:
+      return "pulse";
+    case Type::wait:
+      return "wait";
+    case Type::shift:
+      return "shift";
+    case Type::spoil:
+      return "spoil";
+    case Type::sample:
+      return "sample";
   }
   return "?";
 }
@@ -214,10 +224,11 @@ Description build_event_list(const std::vector<EventBlock>& blocks) {
   }
   constexpr double limit = double(std::int64_t(1) << 24);
   if (bound > limit) {
-    throw std::invalid_argument("events: the listed train (repeats and shift counts included) "
-                                "may give " +
-                                number_text(bound) + " events; trains are limited to " +
-                                std::to_string(std::int64_t(limit)) + " events (2^24)");
+    throw std::invalid_argument(
+        "events: the listed train (repeats and shift counts included) "
+        "may give " +
+        number_text(bound) + " events; trains are limited to " +
+        std::to_string(std::int64_t(limit)) + " events (2^24)");
   }
   Description d;
   d.name = "events";

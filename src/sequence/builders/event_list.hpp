@@ -15,12 +15,12 @@ namespace larmor::sequence {
 struct ListedEvent {
   enum class Type { pulse, wait, shift, spoil, sample };
   Type type = Type::wait;
-  double flip_deg = 0.0;     // pulse
-  double phase_deg = 0.0;    // pulse: RF phase; sample: receiver (demodulation) phase
-  double duration_s = 0.0;   // free evolution after the instant; a wait's whole length
-  int count = 1;             // shift: how many one-order dephasings
-  bool b1_scaled = true;     // pulse: false keeps the nominal flip whatever B1 is
-  std::string where;         // where it was written, for messages ("deck.toml:12: events 3")
+  double flip_deg = 0.0;    // pulse
+  double phase_deg = 0.0;   // pulse: RF phase; sample: receiver (demodulation) phase
+  double duration_s = 0.0;  // free evolution after the instant; a wait's whole length
+  int count = 1;            // shift: how many one-order dephasings
+  bool b1_scaled = true;    // pulse: false keeps the nominal flip whatever B1 is
+  std::string where;        // where it was written, for messages ("deck.toml:12: events 3")
 };
 
 // A run of listed events played `repeat` times over.

@@ -61,9 +61,10 @@ std::vector<ListedEvent> read_event_list_csv(const std::string& path) {
         }
       }
       if (!has_event) {
-        throw std::runtime_error(at + "the header line needs an 'event' column (and names the "
-                                      "others: flip_deg, phase_deg, duration_ms, count, "
-                                      "b1_scaled)");
+        throw std::runtime_error(at +
+                                 "the header line needs an 'event' column (and names the "
+                                 "others: flip_deg, phase_deg, duration_ms, count, "
+                                 "b1_scaled)");
       }
       continue;
     }
@@ -123,8 +124,8 @@ std::vector<ListedEvent> read_event_list_csv(const std::string& path) {
       }
     }
     if (!required_seen) {
-      throw std::runtime_error(at + "a " + std::string(listed_event_name(e.type)) + " event needs " +
-                               required);
+      throw std::runtime_error(at + "a " + std::string(listed_event_name(e.type)) +
+                               " event needs " + required);
     }
     const std::string problem = listed_event_problem(e);
     if (!problem.empty()) throw std::runtime_error(at + problem);
