@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "app/deck_section.hpp"
+#include "app/events_deck.hpp"
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/toml_text.hpp"
 #if LARMOR_HAVE_ISMRMRD
@@ -107,6 +108,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       s.fail("file", std::string("could not be translated: ") + e.what());
     }
   }
+  if (builder == "events") return detail::read_event_list(s, deck_dir, inputs);
   if (builder == "mese") {
     MeseParams p;
     p.echoes = s.integer("echoes", p.echoes, 1);
@@ -455,7 +457,7 @@ toml::table detail::parse_deck_file(const std::string& path) {
 }
 
 std::vector<std::string> builder_names() {
-  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq"};
+  return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq", "events"};
 }
 
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections,

@@ -34,6 +34,8 @@ class Section {
       : file_(file), name_(name), table_(table) {}
 
   bool has(const std::string& key) const { return table_ && table_->contains(key); }
+  const std::string& file() const { return file_; }
+  const toml::table* table() const { return table_; }
   const toml::node* node(const std::string& key) const {
     used_.insert(key);
     return table_ ? table_->get(key) : nullptr;

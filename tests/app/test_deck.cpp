@@ -187,7 +187,8 @@ positions = 24
 }
 
 TEST_F(DeckTest, shipped_decks_parse) {
-  for (const char* name : {"default", "mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf"}) {
+  for (const char* name :
+       {"default", "mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf", "events-spin-echo"}) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW(read_deck(std::string(LARMOR_SOURCE_DIR "/inputs") + "/" + name + ".toml"));
   }

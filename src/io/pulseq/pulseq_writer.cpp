@@ -70,6 +70,14 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
   if (!(options.crusher_moment_per_m > 0.0)) {
     throw std::invalid_argument("Pulseq writer: the crusher moment must be positive");
   }
+  if (d.crusher.duration_s > 0.0) {
+    // Lobes take their time out of the events' durations: the file would
+    // play the instants closer together than the deck does.
+    throw std::invalid_argument("Pulseq writer (" + d.name + "): the crusher lobes last " +
+                                number(d.crusher.duration_s * 1e3) +
+                                " ms (crusher_duration_ms); the writer writes every shift as a "
+                                "30 us gradient block and cannot keep their timing");
+  }
   const sequence::InstantForm form = sequence::instant_form(d);
   Writer w{d};
   // Instants before 10 us cannot have their block centred on them: the whole
@@ -108,10 +116,30 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
                                   " is closer than 20 us to the one before it");
     }
     if (e.kind == sequence::EventKind::pulse) {
-      if (e.rf_frequency_hz != 0.0) {
+      const auto refuse = [&](const std::string& why) {
         throw std::invalid_argument("Pulseq writer (" + d.name + "): instant " + std::to_string(k) +
-                                    " is an off-resonant pulse; the writer keeps hard pulses on "
-                                    "resonance only");
+                                    " (the pulse at " + number(at[k] * 1e-3) + " ms) " + why);
+      };
+      if (e.rf_frequency_hz != 0.0) {
+        refuse("is an off-resonant pulse; the writer keeps hard pulses on resonance only");
+      }
+      if ((e.action & sequence::action::b1_fixed) != 0) {
+        refuse(
+            "keeps its nominal flip whatever B1 is (b1_scaled = false); a Pulseq 1.4 file "
+            "cannot say so, and read back it would scale with B1");
+      }
+      // (The power of the written pulse itself, as a file read back carries, is kept.)
+      const double written_power = e.flip_rad * e.flip_rad / (kRfSamples * 1e-6);
+      if (e.saturation != 0.0f && std::fabs(e.saturation - written_power) > 1e-4 * written_power) {
+        refuse(
+            "carries the power of a pulse of its own duration (a bound pool's saturation); "
+            "the writer writes every pulse as a 20 us hard pulse, of another power");
+      }
+      if (e.slice_profile != 0 || e.shim_index != 0) {
+        refuse(std::string("is ") +
+               (e.slice_profile != 0 ? "slice-selective ([[sequence.across_slice]])"
+                                     : "played with a transmit shim setting") +
+               "; the writer writes non-selective hard pulses of the scalar transmit field only");
       }
       w.block(2 * kInstantHalfUs, w.rf_for(e), 0, 0, 0, 0);
     } else {
