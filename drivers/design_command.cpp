@@ -16,6 +16,7 @@
 #include "design/spg.hpp"
 #include "io/temporary_files.hpp"
 #include "io/text_file.hpp"
+#include "progress_bar.hpp"
 
 namespace larmor::drivers {
 
@@ -88,6 +89,7 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   for (int d : dd.crlb.estimated) history += ",rms_relative_sd_" + names[std::size_t(d)];
   history += "\n";
   std::vector<Summary> summaries;
+  ProgressBar progress("larmor design", "optimisation", "iterations", talk);
   const auto on_step = [&](const design::SpgStep& step, const std::vector<double>& x) {
     summaries.push_back(summarise(x));
     const Summary& s = summaries.back();
@@ -100,7 +102,8 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
       history += line;
     }
     history += "\n";
-    if (talk && (step.iteration % 10 == 0 || step.iteration < 3)) {
+    progress.update(step.iteration, dd.optimiser.max_iterations);
+    if (talk && !progress.draws_bar() && (step.iteration % 10 == 0 || step.iteration < 3)) {
       std::fprintf(stderr, "larmor design: iteration %4d  objective %.6g  scan %.3f s",
                    step.iteration, s.objective, s.scan_time_s);
       for (std::size_t p = 0; p < params; ++p) {
@@ -119,6 +122,7 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   }
   const auto result =
       design::minimise_in_unit_box(evaluate, space.encode(space.start), dd.optimiser, on_step);
+  progress.finish();
   if (comm.is_root()) {
     io::write_text_atomically(dd.deck.output_path,
                               sequence::format_mrf_schedule_csv(space.decode(result.x).schedule));

@@ -20,6 +20,7 @@
 #include "common/kokkos_compat.hpp"
 #include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
+#include "progress_bar.hpp"
 
 namespace larmor::drivers {
 
@@ -71,9 +72,20 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   const double read_s = since(t0);
   timer.end_phase("read", "io");
 
+  // The simulations inside the fit: PERK's training samples, or the
+  // dictionary's atoms.
+  const bool perk = fd.method == "perk";
+  ProgressBar progress("larmor fit", perk ? "training" : fd.method, perk ? "samples" : "atoms",
+                       talk);
+  const auto report_progress = [&progress](std::int64_t done, std::int64_t total) {
+    progress.update(done, total);
+  };
+  fd.deck.simulation.progress = report_progress;
+  fd.perk.progress = report_progress;
   const app::FitResult fit = app::estimate_maps(
       fd, args.deck, comm, data, talk,
       [&timer](const std::string& name, const std::string& kind) { timer.end_phase(name, kind); });
+  progress.finish();
   const std::vector<app::FitMap>& outputs = fit.maps;
   const std::string& summary = fit.summary;
   const estimators::perk::TrainingReport& report = fit.report;

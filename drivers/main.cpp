@@ -123,6 +123,10 @@ int main(int argc, char** argv) {
 
   int status = 0;
   try {
+    // Kokkos Tools see the command as the outermost region.
+    const auto commands = app.get_subcommands();
+    const larmor::kx::ScopedRegion region(
+        commands.empty() ? std::string("larmor") : "larmor " + commands.front()->get_name());
     if (app.got_subcommand("simulate"))
       status = larmor::drivers::run_simulate(simulate_args, world);
     if (app.got_subcommand("bench")) status = larmor::drivers::run_bench(bench_args, world);

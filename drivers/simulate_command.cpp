@@ -15,6 +15,7 @@
 #include "common/kokkos_compat.hpp"
 #include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
+#include "progress_bar.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::drivers {
@@ -136,14 +137,10 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   const bool talk = comm.is_root() && !args.quiet;
   report_sequence(deck, comm, args.quiet, "larmor simulate");
   warn_order_cap(deck, comm, "larmor simulate");
-  auto last_report = clock::now();
+  // Rank 0's share stands for everyone's: the split is even.
+  ProgressBar progress("larmor simulate", "simulation", "voxels", talk);
   deck.simulation.progress = [&](std::int64_t done, std::int64_t total) {
-    // Rank 0's share stands for everyone's: the split is even.
-    if (!talk || done == total) return;
-    if (clock::now() - last_report < std::chrono::seconds(2)) return;
-    last_report = clock::now();
-    std::fprintf(stderr, "larmor simulate: %5.1f%% of rank 0's voxels\n",
-                 100.0 * double(done) / double(total));
+    progress.update(done, total);
   };
 
   simulate::Simulator simulator(deck.sequence, deck.simulation);
@@ -177,6 +174,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   } catch (const std::exception& e) {
     error = e.what();
   }
+  progress.finish();
   timer.end_phase("simulate", "compute");
   comm.throw_if_any_failed(error.empty(), error);
   const double sim_seconds =

@@ -95,7 +95,8 @@ struct KeepUnsettled {
 template <class ExecSpace>
 SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue, float* signals,
                                                    const SteadyStateOptions& steady) const {
-  const kx::ScopedRegion region("larmor::simulate_steady_state[" + launch_settings().kernels.label + "]");
+  const kx::ScopedRegion region("larmor::simulate_steady_state[" + launch_settings().kernels.label +
+                                "]");
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("steady-state tissue");
   if (!(steady.tolerance > 0.0) || !std::isfinite(steady.tolerance)) {

@@ -201,6 +201,7 @@ void match_exact(const Dictionary& d, const std::vector<float>& signals, std::in
 
 Dictionary make_dictionary(const std::vector<float>& signals, int samples,
                            const tissue::Tissue& tissue) {
+  const kx::ScopedRegion region("larmor::dictionary::normalise");
   Dictionary d;
   d.samples = d.original_samples = samples;
   d.atoms = tissue.voxels;
@@ -236,6 +237,7 @@ Dictionary make_dictionary(const std::vector<float>& signals, int samples,
 }
 
 Dictionary compress(const Dictionary& d, int rank, double energy) {
+  const kx::ScopedRegion region("larmor::dictionary::compress");
 #if LARMOR_HAVE_LAPACKE
   if (!d.basis.empty()) throw std::invalid_argument("dictionary: already compressed");
   const int n = d.samples;
@@ -287,12 +289,14 @@ Dictionary compress(const Dictionary& d, int rank, double energy) {
 std::vector<float> project(const Dictionary& d, const std::vector<float>& signals,
                            std::int64_t voxels, bool exact_order) {
   if (d.basis.empty()) return signals;
+  const kx::ScopedRegion region("larmor::dictionary::project");
   return times_conj_basis(signals.data(), voxels, d.original_samples, d.basis, d.samples,
                           exact_order);
 }
 
 MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::int64_t voxels,
                   double memory_bytes, bool exact_order) {
+  const kx::ScopedRegion region("larmor::dictionary::match");
   const int n = d.samples;
   if (std::int64_t(signals.size()) != voxels * n * 2) {
     throw std::invalid_argument("dictionary matching: the signals do not have " +

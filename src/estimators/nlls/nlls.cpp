@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/kokkos_compat.hpp"
 #include "epg/tissue_views.hpp"
 
 namespace larmor::estimators::nlls {
@@ -38,6 +39,7 @@ struct VoxelState {
 
 NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
                     const std::vector<float>& measured, const NllsSpec& spec) {
+  const kx::ScopedRegion region("larmor::nlls::fit");
   const int p_count = 1 + int(spec.estimate.size());
   if (p_count > kMaxParameters) throw std::invalid_argument("NLLS: too many parameters");
   std::vector<int> dirs = {epg::tissue_direction::m0};

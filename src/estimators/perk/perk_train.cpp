@@ -12,6 +12,7 @@
 #include <lapacke.h>
 #endif
 
+#include "common/kokkos_compat.hpp"
 #include "estimators/one_blas_thread.hpp"
 #include "estimators/perk/perk_device.hpp"
 #include "simulate/noise.hpp"
@@ -173,6 +174,7 @@ Covariances covariances(const Kokkos::View<const float**, Kokkos::LayoutRight, M
 
 PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
                      TrainingReport* report_out, const parallel::Communicator* comm) {
+  const kx::ScopedRegion region("larmor::perk::train");
   const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
   validate(spec);
   const auto start = Clock::now();
@@ -211,6 +213,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   t.validate("PERK training tissue");
   simulate::Options options;
   options.max_order = spec.max_order;
+  options.progress = spec.progress;
   const simulate::Simulator sim(sequence, options);
   const int d = sim.samples();
   if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "estimators/perk/perk_model.hpp"
@@ -43,6 +44,9 @@ struct PerkSpec {
   // normalised inputs, as a last output named m0: M0 is then the measured
   // mean magnitude over it (m0_from_level), the nuisance marginalised.
   bool m0 = true;
+  // Called as the training samples are simulated: (done, total) of this
+  // rank's share.
+  std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 struct TrainingReport {

@@ -1,0 +1,61 @@
+# cmake/LarmorInstall.cmake: `cmake --install` of larmor. Included by the
+# top-level CMakeLists.txt once its targets exist.
+#
+#   bin/larmor                        the program
+#   lib/liblarmor_{core,kernels}.a    the libraries, exported as larmor::larmor
+#   include/larmor/...                the public headers (below)
+#   lib/cmake/larmor/                 larmorConfig.cmake for find_package(larmor)
+#
+# Public headers are those of src/ other than the private ones named in
+# LARMOR_PRIVATE_HEADER_PATTERN (template implementations and device-side
+# helpers, which only the library's own instantiations include), installed
+# with every project header they include (from kernels/ too, e.g. the launch
+# options) and nothing else.
+
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(LARMOR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/larmor")
+set(LARMOR_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/larmor")
+set(LARMOR_PRIVATE_HEADER_PATTERN
+    "(_impl\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
+
+add_library(larmor::larmor ALIAS larmor_core)
+set_target_properties(larmor_core PROPERTIES EXPORT_NAME larmor)
+set_target_properties(larmor_kernels PROPERTIES EXPORT_NAME kernels)
+
+# The third-party usage larmor_core carries (cmake/LarmorDependencies.cmake)
+# travels with it as larmor::detail_* targets; they name plain paths and only
+# the Kokkos and MPI targets larmorConfig.cmake finds again.
+set(_larmor_dependency_targets)
+foreach(_dep IN ITEMS hdf5 tomlplusplus ismrmrd nifti lapack kokkoskernels)
+  set(_real _larmordep_larmor_${_dep})
+  set_target_properties(${_real} PROPERTIES EXPORT_NAME detail_${_dep})
+  list(APPEND _larmor_dependency_targets ${_real})
+endforeach()
+
+install(TARGETS larmor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS larmor_core larmor_kernels ${_larmor_dependency_targets}
+        EXPORT larmorTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${LARMOR_INSTALL_INCLUDEDIR} ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT larmorTargets NAMESPACE larmor:: DESTINATION ${LARMOR_INSTALL_CMAKEDIR})
+
+configure_package_config_file(cmake/larmorConfig.cmake.in
+                              ${CMAKE_CURRENT_BINARY_DIR}/larmorConfig.cmake
+                              INSTALL_DESTINATION ${LARMOR_INSTALL_CMAKEDIR}
+                              PATH_VARS CMAKE_INSTALL_BINDIR)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/larmorConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/larmorConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/larmorConfigVersion.cmake
+        DESTINATION ${LARMOR_INSTALL_CMAKEDIR})
+
+# The headers are collected when installing, so that the set follows the
+# includes as they are then.
+install(CODE "
+  set(LARMOR_HEADER_ROOTS \"${PROJECT_SOURCE_DIR}/src;${PROJECT_SOURCE_DIR}/kernels;${PROJECT_BINARY_DIR}/generated\")
+  set(LARMOR_PRIVATE_HEADER_PATTERN \"${LARMOR_PRIVATE_HEADER_PATTERN}\")
+  set(LARMOR_HEADER_DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${LARMOR_INSTALL_INCLUDEDIR}\")
+  include(\"${PROJECT_SOURCE_DIR}/cmake/LarmorInstallHeaders.cmake\")
+")

@@ -1,0 +1,45 @@
+# cmake -DBUILD_DIR=<larmor build> -DCONSUMER_DIR=<tests/consumer> -DWORK_DIR=<scratch>
+#       -DCXX=<compiler> -P install_consumer.cmake
+# Installs the build into a scratch prefix, builds the consumer project
+# against it with find_package(larmor) alone (no larmor source or build
+# folder on its paths, no Kokkos_ROOT) and runs it.
+foreach(var BUILD_DIR CONSUMER_DIR WORK_DIR CXX)
+  if(NOT ${var})
+    message(FATAL_ERROR "install_consumer.cmake needs -D${var}=...")
+  endif()
+endforeach()
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(prefix "${WORK_DIR}/prefix")
+
+function(run_step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run_step("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+if(NOT EXISTS "${prefix}/bin/larmor" OR NOT EXISTS "${prefix}/lib/cmake/larmor/larmorConfig.cmake")
+  message(FATAL_ERROR "the install tree lacks bin/larmor or lib/cmake/larmor/larmorConfig.cmake")
+endif()
+# The installed tree must not point back into the build or source folders.
+file(GLOB_RECURSE config_files "${prefix}/lib/cmake/larmor/*.cmake")
+get_filename_component(source_dir "${CONSUMER_DIR}/../.." ABSOLUTE)
+foreach(f IN LISTS config_files)
+  file(READ "${f}" text)
+  foreach(tree "${BUILD_DIR}" "${source_dir}")
+    string(FIND "${text}" "${tree}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${f} names ${tree}: the install tree is not self-contained")
+    endif()
+  endforeach()
+endforeach()
+
+set(env ${CMAKE_COMMAND} -E env --unset=Kokkos_ROOT --unset=KokkosKernels_ROOT)
+run_step("configuring the consumer" ${env} ${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build"
+         -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}")
+run_step("building the consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run_step("running the consumer" ${env} OMP_NUM_THREADS=2 OMP_PROC_BIND=false
+         "${WORK_DIR}/build/cpmg_decay")
+message(STATUS "${step_output}")
