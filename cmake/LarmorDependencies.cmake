@@ -27,7 +27,8 @@
 #   LARMOR_HAVE_LAPACK, LARMOR_HAVE_LAPACKE (all ON/OFF).
 #
 # If LARMOR_BACKEND (cuda|openmp|serial) is set, the Kokkos found must
-# provide that backend.
+# provide that backend. A host-only Kokkos must pass the View probe of
+# cmake/LarmorKokkosProbe.cmake (LARMOR_KOKKOS_VIEW_PROBE).
 
 include_guard(GLOBAL)
 
@@ -119,6 +120,11 @@ if(DEFINED LARMOR_BACKEND AND NOT LARMOR_BACKEND STREQUAL "")
       "eval \"$(scripts/setup --variant ${LARMOR_BACKEND} --env)\", and reconfigure in a fresh build folder.")
   endif()
 endif()
+
+# A Kokkos whose Views crash under this compiler is refused here, with the
+# reason, rather than in every test (cmake/LarmorKokkosProbe.cmake).
+include(LarmorKokkosProbe)
+larmor_check_kokkos_views()
 
 _larmor_interface_target(larmor::kokkos)
 target_link_libraries(${_larmor_real_target} INTERFACE Kokkos::kokkos)
