@@ -197,7 +197,9 @@ if(PkgConfig_FOUND)
   if(LARMOR_TOMLPP_FOUND)
     # Paths and flags rather than an imported PkgConfig:: target: the installed
     # larmor::larmor must name only targets its users have (larmorConfig.cmake).
-    target_include_directories(${_larmor_real_target} SYSTEM INTERFACE ${LARMOR_TOMLPP_INCLUDE_DIRS})
+    foreach(_dir IN LISTS LARMOR_TOMLPP_INCLUDE_DIRS)  # for the build only, as below
+      target_include_directories(${_larmor_real_target} SYSTEM INTERFACE "$<BUILD_INTERFACE:${_dir}>")
+    endforeach()
     target_link_libraries(${_larmor_real_target} INTERFACE ${LARMOR_TOMLPP_LINK_LIBRARIES})
     target_compile_options(${_larmor_real_target} INTERFACE ${LARMOR_TOMLPP_CFLAGS_OTHER})
     _larmor_dep_report("toml++" "${LARMOR_TOMLPP_VERSION} (pkg-config)")
@@ -213,7 +215,10 @@ if(NOT _larmor_toml_done)
     message(FATAL_ERROR "[larmor] toml++ not found: install libtomlplusplus-dev, or set TOMLPLUSPLUS_ROOT "
                         "(or CMAKE_PREFIX_PATH) to a folder holding include/toml++/toml.h")
   endif()
-  target_include_directories(${_larmor_real_target} SYSTEM INTERFACE "${LARMOR_TOMLPP_INCLUDE_DIR}")
+  # No installed header includes toml++ (cmake/LarmorInstall.cmake): its
+  # headers serve the build only, wherever they are (.deps/h200 is in the tree).
+  target_include_directories(${_larmor_real_target} SYSTEM INTERFACE
+                             "$<BUILD_INTERFACE:${LARMOR_TOMLPP_INCLUDE_DIR}>")
   if(LARMOR_TOMLPP_LIBRARY)
     target_link_libraries(${_larmor_real_target} INTERFACE "${LARMOR_TOMLPP_LIBRARY}")
     target_compile_definitions(${_larmor_real_target} INTERFACE TOML_HEADER_ONLY=0 TOML_SHARED_LIB=1)

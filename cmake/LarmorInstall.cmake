@@ -7,8 +7,9 @@
 #   lib/cmake/larmor/                 larmorConfig.cmake for find_package(larmor)
 #
 # Public headers are those of src/ other than the private ones named in
-# LARMOR_PRIVATE_HEADER_PATTERN (template implementations and device-side
-# helpers, which only the library's own instantiations include), installed
+# LARMOR_PRIVATE_HEADER_PATTERN (template implementations, device-side
+# helpers and the deck reader's TOML tables, which only the library's own
+# sources include: no installed header needs toml++), installed
 # with every project header they include (from kernels/ too, e.g. the launch
 # options) and nothing else.
 
@@ -18,7 +19,7 @@ include(CMakePackageConfigHelpers)
 set(LARMOR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/larmor")
 set(LARMOR_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/larmor")
 set(LARMOR_PRIVATE_HEADER_PATTERN
-    "(_impl\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
+    "(_impl\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
 
 add_library(larmor::larmor ALIAS larmor_core)
 set_target_properties(larmor_core PROPERTIES EXPORT_NAME larmor)

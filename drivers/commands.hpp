@@ -61,7 +61,7 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm);
 struct ExportArgs {
   std::string deck;
   std::string output;
-  double crusher_moment_per_m = 1000.0;
+  double crusher_moment_per_m = 0.0;  // 0: the deck's, else 1000
 };
 void add_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args, const parallel::Communicator& comm);

@@ -17,7 +17,8 @@ void add_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("deck", args.deck, "Input deck (TOML); only [sequence] is used")->required();
   cmd->add_option("-o,--output", args.output, "The Pulseq file to write")->required();
   cmd->add_option("--crusher-moment", args.crusher_moment_per_m,
-                  "Moment of one shift along z, 1/m (declared in the file)")
+                  "Moment of one shift along z, 1/m, declared in the file (default: the deck's "
+                  "crusher_moment_per_m, else 1000; another than the deck's is refused)")
       ->check(finite_number(0.0, false, 1e9, "cycles per metre"));
 }
 

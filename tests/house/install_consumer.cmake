@@ -23,12 +23,13 @@ run_step("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "$
 if(NOT EXISTS "${prefix}/bin/larmor" OR NOT EXISTS "${prefix}/lib/cmake/larmor/larmorConfig.cmake")
   message(FATAL_ERROR "the install tree lacks bin/larmor or lib/cmake/larmor/larmorConfig.cmake")
 endif()
-# The installed tree must not point back into the build or source folders.
+# The installed tree must not point back into the build folder or larmor's
+# own sources (a dependency's prefix may lie anywhere, the source tree too).
 file(GLOB_RECURSE config_files "${prefix}/lib/cmake/larmor/*.cmake")
 get_filename_component(source_dir "${CONSUMER_DIR}/../.." ABSOLUTE)
 foreach(f IN LISTS config_files)
   file(READ "${f}" text)
-  foreach(tree "${BUILD_DIR}" "${source_dir}")
+  foreach(tree "${BUILD_DIR}/" "${source_dir}/src" "${source_dir}/kernels")
     string(FIND "${text}" "${tree}" at)
     if(NOT at EQUAL -1)
       message(FATAL_ERROR "${f} names ${tree}: the install tree is not self-contained")

@@ -447,5 +447,42 @@ TEST(PulseqRoundTrip, WrittenAtomically) {
   fs::remove_all(dir);
 }
 
+// The file declares the description's crusher moment, which its diffusion and
+// flow terms use; the translation reads it back from the definition. Another
+// moment asked of the writer is refused, naming both.
+double declared_moment(const std::string& text) {
+  TranslationReport report;
+  to_description(PulseqFile::parse(text, "declared.seq"), {}, &report);
+  EXPECT_EQ(report.crusher_source, "definition");
+  return report.crusher_moment[2];
+}
+
+TEST(PulseqRoundTrip, WritesTheDeclaredCrusherMoment) {
+  sequence::MeseParams mese;
+  mese.echoes = 4;
+  sequence::Description d = sequence::build_mese(mese);
+  d.crusher.moment_per_m = 437.5;
+  EXPECT_DOUBLE_EQ(declared_moment(format_pulseq(d)), 437.5);
+  WriteOptions same;
+  same.crusher_moment_per_m = 437.5;
+  EXPECT_DOUBLE_EQ(written_crusher_moment(d, same), 437.5);
+  WriteOptions other;
+  other.crusher_moment_per_m = 1000.0;
+  try {
+    format_pulseq(d, other);
+    FAIL() << "a moment other than the declared one was written";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("declares a crusher moment of 437.5 1/m; writing 1000"),
+              std::string::npos)
+        << e.what();
+  }
+  // Undeclared: one cycle per millimetre unless asked.
+  d.crusher.moment_per_m = 0.0;
+  EXPECT_DOUBLE_EQ(written_crusher_moment(d, {}), 1000.0);
+  EXPECT_DOUBLE_EQ(written_crusher_moment(d, other), 1000.0);
+  other.crusher_moment_per_m = 250.0;
+  EXPECT_DOUBLE_EQ(declared_moment(format_pulseq(d, other)), 250.0);
+}
+
 }  // namespace
 }  // namespace larmor::io::pulseq

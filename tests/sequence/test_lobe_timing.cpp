@@ -141,7 +141,10 @@ TEST(UnscaledPulses, are_refused_where_they_mean_nothing) {
 class UnscaledDeck : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / "larmor-unscaled-deck-test";
+    // One folder per test: CTest runs the fixture's tests in parallel.
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string("larmor-unscaled-deck-") +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ / "schedule.csv") << "flip,phase,tr,te\n1.0,0,0,0\n0.5,0,0,0\n";
   }

@@ -66,10 +66,24 @@ long on_raster_us(double t, std::size_t instant, const std::string& name) {
 
 }  // namespace
 
-std::string format_pulseq(const sequence::Description& d, const WriteOptions& options) {
-  if (!(options.crusher_moment_per_m > 0.0)) {
+double written_crusher_moment(const sequence::Description& d, const WriteOptions& options) {
+  const double asked = options.crusher_moment_per_m;
+  if (!(asked >= 0.0) || !std::isfinite(asked)) {
     throw std::invalid_argument("Pulseq writer: the crusher moment must be positive");
   }
+  if (!d.crusher.declared()) return asked > 0.0 ? asked : 1000.0;
+  const double declared = d.crusher.moment_per_m;
+  if (asked > 0.0 && std::abs(asked - declared) > 1e-9 * declared) {
+    throw std::invalid_argument("Pulseq writer (" + d.name +
+                                "): the sequence declares a crusher moment of " + number(declared) +
+                                " 1/m; writing " + number(asked) +
+                                " 1/m would change its diffusion and flow terms");
+  }
+  return declared;
+}
+
+std::string format_pulseq(const sequence::Description& d, const WriteOptions& options) {
+  const double crusher_moment = written_crusher_moment(d, options);
   if (d.crusher.duration_s > 0.0) {
     // Lobes take their time out of the events' durations: the file would
     // play the instants closer together than the deck does.
@@ -156,7 +170,7 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
       << "[VERSION]\nmajor 1\nminor 4\nrevision 2\n\n"
       << "[DEFINITIONS]\nAdcRasterTime 1e-07\nBlockDurationRaster 1e-06\n"
       << "GradientRasterTime 1e-05\nRadiofrequencyRasterTime 1e-06\n"
-      << crusher_moment_definition << " 0 0 " << number(options.crusher_moment_per_m) << "\n";
+      << crusher_moment_definition << " 0 0 " << number(crusher_moment) << "\n";
   if (!d.name.empty() && d.name.find_first_of(" \t\r\n") == std::string::npos) {
     out << "Name " << d.name << "\n";
   }
@@ -170,7 +184,7 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
     out << "\n";
   }
   // Shift: area u over rise/2 + flat + fall/2 = 20 us; spoiler: twice u.
-  const double shift_amplitude = options.crusher_moment_per_m / 20e-6;
+  const double shift_amplitude = crusher_moment / 20e-6;
   out << "# id amplitude[Hz/m] rise flat fall delay [us]\n[TRAP]\n"
       << "1 " << number(shift_amplitude) << " 10 10 10 0\n"
       << "2 " << number(2.0 * shift_amplitude) << " 10 10 10 0\n\n";

@@ -17,8 +17,15 @@
 namespace larmor::io::pulseq {
 
 struct WriteOptions {
-  double crusher_moment_per_m = 1000.0;  // one cycle per millimetre, along z
+  // The moment of one shift along z, 1/m. 0: the description's declared
+  // moment, or one cycle per millimetre (1000) where it declares none. A
+  // value other than a declared moment is refused: diffusion and flow would
+  // read back at another moment.
+  double crusher_moment_per_m = 0.0;
 };
+
+// The moment format_pulseq writes (the rules above).
+double written_crusher_moment(const sequence::Description& d, const WriteOptions& options);
 
 std::string format_pulseq(const sequence::Description& d, const WriteOptions& options = {});
 
