@@ -63,6 +63,19 @@ def test_pulseq_file_reproduces_the_deck_it_was_exported_from(inputs):
                                rtol=0, atol=2e-6)
 
 
+def test_an_event_list_built_in_python_gives_the_spin_echo():
+    # 90y - tau - 180x - tau - sample: the echo refocuses off-resonance, |S| = exp(-2 tau / T2).
+    tau_ms = 10.0
+    seq = larmor.build("events", events=[
+        dict(event="pulse", flip_deg=90.0, phase_deg=90.0, duration_ms=tau_ms),
+        dict(event="pulse", flip_deg=180.0, duration_ms=tau_ms),
+        dict(event="sample")])
+    t2_ms = np.array([50.0, 100.0, 100.0])
+    tissue = larmor.Tissue(t1_ms=1000.0, t2_ms=t2_ms, off_resonance_hz=[0.0, 7.0, -31.5])
+    np.testing.assert_allclose(np.abs(larmor.simulate(seq, tissue)[:, 0]),
+                               np.exp(-2 * tau_ms / t2_ms), rtol=1e-6)
+
+
 def test_signals_are_written_in_place():
     seq = larmor.build("mese", echoes=4, echo_spacing_ms=10.0)
     tissue = larmor.Tissue(t1_ms=1000.0, t2_ms=[50.0, 100.0])
