@@ -7,6 +7,7 @@
 #include <random>
 
 #include "app/deck.hpp"
+#include "app/deck_fixture.hpp"
 #include "io/toml_text.hpp"
 #include "larmor_config.hpp"
 
@@ -15,35 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DeckTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("larmor-deck-test-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& text, const std::string& name = "deck.toml") {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-  // The error of reading `text` as a deck; fails the test if it is accepted.
-  std::string error_of(const std::string& text) {
-    const std::string path = write(text);
-    try {
-      read_deck(path);
-    } catch (const DeckError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted:\n" << text;
-    return "";
-  }
-  fs::path dir_;
-};
-
-constexpr const char* kTissue = "\n[tissue]\nt1_ms = 1000.0\nt2_ms = 100.0\n";
+using DeckTest = DeckFolder;
 
 TEST_F(DeckTest, reads_a_complete_deck) {
   const std::string path = write(R"(

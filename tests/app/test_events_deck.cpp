@@ -9,6 +9,7 @@
 
 #include "../reference/epg_reference.hpp"
 #include "app/deck.hpp"
+#include "app/deck_fixture.hpp"
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
 #include "io/pulseq/pulseq_writer.hpp"
@@ -20,40 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class EventsDeck : public ::testing::Test {
+// Errors are compared with the folder's path cut away.
+class EventsDeck : public DeckFolder {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("larmor-events-deck-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& text, const std::string& name = "deck.toml") {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-  // The error of reading `text` as a deck, the directory's path cut away.
-  std::string error_of(const std::string& text) {
-    const std::string path = write(text);
-    try {
-      read_deck(path);
-    } catch (const DeckError& e) {
-      std::string what = e.what();
-      for (auto at = what.find(dir_.string()); at != std::string::npos;
-           at = what.find(dir_.string())) {
-        what.erase(at, dir_.string().size() + 1);
-      }
-      return what;
-    }
-    ADD_FAILURE() << "accepted:\n" << text;
-    return "";
-  }
-  fs::path dir_;
+  std::string error_of(const std::string& text) { return DeckFolder::error_of(text, true); }
 };
-
-constexpr const char* kTissue = "\n[tissue]\nt1_ms = 1000.0\nt2_ms = 100.0\n";
 
 void expect_same_events(const sequence::Description& a, const sequence::Description& b) {
   ASSERT_EQ(a.events.size(), b.events.size());
