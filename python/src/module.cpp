@@ -17,9 +17,9 @@
 namespace larmor::python {
 
 namespace {
-std::unique_ptr<parallel::MpiSession>& mpi_session() {
-  static std::unique_ptr<parallel::MpiSession> session;
-  return session;
+std::unique_ptr<parallel::MpiSession>& mpi_lifetime() {
+  static std::unique_ptr<parallel::MpiSession> mpi;
+  return mpi;
 }
 bool& kokkos_started() {
   static bool started = false;
@@ -46,17 +46,17 @@ void ensure_kokkos() {
 }
 
 void ensure_mpi() {
-  if (!mpi_session()) {
+  if (!mpi_lifetime()) {
     int argc = 0;
     char** argv = nullptr;
-    mpi_session() = std::make_unique<parallel::MpiSession>(&argc, &argv);
+    mpi_lifetime() = std::make_unique<parallel::MpiSession>(&argc, &argv);
   }
 }
 
 void finalize_runtime() {
   std::lock_guard<std::mutex> lock(run_mutex());
   if (Kokkos::is_initialized()) Kokkos::finalize();
-  mpi_session().reset();  // finalises MPI only where this module initialised it
+  mpi_lifetime().reset();  // finalises MPI only where this module initialised it
 }
 
 }  // namespace larmor::python
