@@ -7,12 +7,11 @@
 #include <cstdlib>
 #include <memory>
 
-#include <Kokkos_Core.hpp>
-
 #include "app/deck.hpp"
 #include "bindings.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
+#include "simulate/default_backend.hpp"
 
 namespace larmor::python {
 
@@ -33,7 +32,7 @@ std::mutex& run_mutex() {
 }
 
 void ensure_kokkos() {
-  if (Kokkos::is_initialized()) return;
+  if (simulate::default_backend::initialized()) return;
   if (kokkos_started()) {
     throw std::runtime_error(
         "larmor: Kokkos was finalised at interpreter exit and cannot start again");
@@ -41,7 +40,7 @@ void ensure_kokkos() {
   // As the larmor executable does: Kokkos warns when OMP_PROC_BIND is unset,
   // and unset means unbound, which "false" states (docs/building.md).
   ::setenv("OMP_PROC_BIND", "false", 0);
-  Kokkos::initialize();
+  simulate::default_backend::initialize();
   kokkos_started() = true;
 }
 
@@ -55,7 +54,7 @@ void ensure_mpi() {
 
 void finalize_runtime() {
   std::lock_guard<std::mutex> lock(run_mutex());
-  if (Kokkos::is_initialized()) Kokkos::finalize();
+  if (simulate::default_backend::initialized()) simulate::default_backend::finalize();
   mpi_lifetime().reset();  // finalises MPI only where this module initialised it
 }
 
@@ -73,14 +72,14 @@ PYBIND11_MODULE(_larmor, m) {
       "backend",
       []() {
         lp::ensure_kokkos();
-        return std::string(Kokkos::DefaultHostExecutionSpace::name());
+        return std::string(larmor::simulate::default_backend::name());
       },
       "The Kokkos execution space runs use (initialises Kokkos).");
   m.def(
       "threads",
       []() {
         lp::ensure_kokkos();
-        return Kokkos::DefaultHostExecutionSpace().concurrency();
+        return larmor::simulate::default_backend::concurrency();
       },
       "Threads of the execution space (OMP_NUM_THREADS where set).");
   lp::register_sequence(m);

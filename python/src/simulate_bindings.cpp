@@ -11,9 +11,9 @@
 
 #include <pybind11/complex.h>
 #include <pybind11/stl.h>
-#include <Kokkos_Core.hpp>
 
 #include "bindings.hpp"
+#include "simulate/default_backend.hpp"
 #include "simulate/simulator.hpp"
 #include "tissue/tissue.hpp"
 
@@ -21,7 +21,6 @@ namespace larmor::python {
 
 namespace {
 
-using Exec = Kokkos::DefaultHostExecutionSpace;
 using Complex = std::complex<float>;
 using ComplexArray = py::array_t<Complex>;
 constexpr int kDirections = 5;  // M0, T1, T2, B1, df: epg::tissue_direction
@@ -100,7 +99,7 @@ ComplexArray simulate(const simulate::Simulator& sim, const tissue::Tissue& t,
                       const py::object& out) {
   ComplexArray signals = output_array(out, {t.voxels, sim.samples()}, "simulate");
   float* s = floats(signals);
-  run_unlocked([&] { sim.run_into<Exec>(t, s); });
+  run_unlocked([&] { simulate::default_backend::run(sim, t, s); });
   return signals;
 }
 
@@ -110,7 +109,7 @@ py::tuple steady_state(const simulate::Simulator& sim, const tissue::Tissue& t, 
   float* s = floats(signals);
   simulate::SteadyStateOptions options{tolerance, max_repetitions};
   simulate::SteadyStateReport report;
-  run_unlocked([&] { report = sim.run_steady_state_into<Exec>(t, s, options); });
+  run_unlocked([&] { report = simulate::default_backend::run_steady_state(sim, t, s, options); });
   py::array_t<int> repetitions(py::ssize_t(report.repetitions.size()), report.repetitions.data());
   return py::make_tuple(signals, repetitions);
 }
@@ -122,7 +121,7 @@ py::tuple jvp(const simulate::Simulator& sim, const tissue::Tissue& t) {
   float* s = floats(signals);
   float* d = floats(tangents);
   run_unlocked([&] {
-    sim.run_tissue_jvp_into<Exec>(t, s, d);
+    simulate::default_backend::run_tissue_jvp(sim, t, s, d);
     // Per deck unit: the kernels differentiate along SI units.
     for (std::int64_t v = 0; v < t.voxels; ++v) {
       for (int k = 0; k < kDirections; ++k) {
@@ -151,7 +150,7 @@ py::tuple vjp(const simulate::Simulator& sim, const tissue::Tissue& t, const py:
   float* tg = tissue_gradients.mutable_data();
   float* sg = sequence_gradients.mutable_data();
   run_unlocked([&] {
-    sim.run_tissue_vjp_into<Exec>(t, wp, tg, sg, checkpoint_interval);
+    simulate::default_backend::run_tissue_vjp(sim, t, wp, tg, sg, checkpoint_interval);
     scale_tissue_rows(tg, t.voxels);
   });
   return py::make_tuple(tissue_gradients, sequence_gradients);
@@ -178,7 +177,8 @@ py::tuple hvp(const simulate::Simulator& sim, const tissue::Tissue& t,
   float *tgp = tg.mutable_data(), *sgp = sg.mutable_data(), *thp = th.mutable_data(),
         *shp = sh.mutable_data();
   run_unlocked([&] {
-    sim.run_tissue_hvp_into<Exec>(t, up, wp, tgp, sgp, thp, shp, checkpoint_interval);
+    simulate::default_backend::run_tissue_hvp(sim, t, up, wp, tgp, sgp, thp, shp,
+                                              checkpoint_interval);
     scale_tissue_rows(tgp, t.voxels);
     scale_tissue_rows(thp, t.voxels);
   });
