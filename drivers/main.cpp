@@ -17,6 +17,7 @@
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "phase_timer.hpp"
+#include "simulate/default_backend.hpp"
 
 namespace {
 
@@ -58,10 +59,7 @@ int main(int argc, char** argv) {
   for (auto& a : kargs) {
     if (a != "--help" && a != "-h") kargv.push_back(a.data());
   }
-  // Kokkos warns on every run when OMP_PROC_BIND is unset; the OpenMP runtime
-  // read the environment before main, so unset means unbound, which "false"
-  // states (docs/building.md says how to bind threads for speed).
-  ::setenv("OMP_PROC_BIND", "false", 0);
+  larmor::simulate::default_backend::state_unbound_threads();
   int kargc = static_cast<int>(kargv.size());
   kargv.push_back(nullptr);
   Kokkos::ScopeGuard kokkos(kargc, kargv.data());

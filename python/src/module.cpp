@@ -37,9 +37,6 @@ void ensure_kokkos() {
     throw std::runtime_error(
         "larmor: Kokkos was finalised at interpreter exit and cannot start again");
   }
-  // As the larmor executable does: Kokkos warns when OMP_PROC_BIND is unset,
-  // and unset means unbound, which "false" states (docs/building.md).
-  ::setenv("OMP_PROC_BIND", "false", 0);
   simulate::default_backend::initialize();
   kokkos_started() = true;
 }

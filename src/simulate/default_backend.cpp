@@ -1,5 +1,7 @@
 #include "simulate/default_backend.hpp"
 
+#include <cstdlib>
+
 #include <Kokkos_Core.hpp>
 
 namespace larmor::simulate::default_backend {
@@ -10,7 +12,12 @@ const char* name() { return Exec::name(); }
 int concurrency() { return Exec().concurrency(); }
 
 bool initialized() { return Kokkos::is_initialized(); }
-void initialize() { Kokkos::initialize(); }
+void state_unbound_threads() { ::setenv("OMP_PROC_BIND", "false", 0); }
+
+void initialize() {
+  state_unbound_threads();
+  Kokkos::initialize();
+}
 void finalize() { Kokkos::finalize(); }
 
 void run(const Simulator& sim, const tissue::Tissue& tissue, float* signals) {

@@ -15,8 +15,15 @@ namespace larmor::simulate::default_backend {
 const char* name();
 int concurrency();
 
+// Kokkos warns on every start when OMP_PROC_BIND is unset; the OpenMP
+// runtime read the environment before main, so unset means unbound, which
+// this states as "false" (a value already set is kept; docs/building.md says
+// how to bind threads for speed). Call before Kokkos starts.
+void state_unbound_threads();
+
 // Kokkos: started with the environment's settings (OMP_NUM_THREADS,
-// KOKKOS_*), and stopped; `initialized` is true between the two.
+// KOKKOS_*; state_unbound_threads first), and stopped; `initialized` is true
+// between the two.
 bool initialized();
 void initialize();
 void finalize();

@@ -15,6 +15,7 @@
 #include "io/pulseq/pulseq_writer.hpp"
 #include "larmor_config.hpp"
 #include "sequence/canonical.hpp"
+#include "sequence/same_events.hpp"
 
 namespace larmor::app {
 namespace {
@@ -26,18 +27,6 @@ class EventsDeck : public DeckFolder {
  protected:
   std::string error_of(const std::string& text) { return DeckFolder::error_of(text, true); }
 };
-
-void expect_same_events(const sequence::Description& a, const sequence::Description& b) {
-  ASSERT_EQ(a.events.size(), b.events.size());
-  for (std::size_t i = 0; i < a.events.size(); ++i) {
-    SCOPED_TRACE(i);
-    EXPECT_EQ(a.events[i].kind, b.events[i].kind);
-    EXPECT_EQ(a.events[i].action, b.events[i].action);
-    EXPECT_NEAR(a.events[i].duration_s, b.events[i].duration_s, 1e-15);
-    EXPECT_NEAR(a.events[i].flip_rad, b.events[i].flip_rad, 1e-15);
-    EXPECT_NEAR(a.events[i].phase_rad, b.events[i].phase_rad, 1e-15);
-  }
-}
 
 // The CPMG train of `builder = "mese"` with 6 echoes 8 ms apart, listed.
 constexpr const char* kMeseAsBlocks = R"(

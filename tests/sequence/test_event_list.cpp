@@ -10,6 +10,7 @@
 #include "../reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/builders/event_list.hpp"
+#include "sequence/same_events.hpp"
 
 namespace larmor::sequence {
 namespace {
@@ -64,15 +65,7 @@ TEST(EventList, spells_out_mese_event_for_event) {
   const Description listed = build_event_list(
       {EventBlock{{pulse(90.0, 0.0, 6.0)}, 1, "excitation"},
        EventBlock{{shift(), pulse(180.0, 90.0), shift(1, 6.0), sample(0.0, 6.0)}, 5, "echo"}});
-  ASSERT_EQ(listed.events.size(), mese.events.size());
-  for (std::size_t i = 0; i < mese.events.size(); ++i) {
-    SCOPED_TRACE(i);
-    EXPECT_EQ(listed.events[i].kind, mese.events[i].kind);
-    EXPECT_EQ(listed.events[i].action, mese.events[i].action);
-    EXPECT_NEAR(listed.events[i].duration_s, mese.events[i].duration_s, 1e-15);
-    EXPECT_NEAR(listed.events[i].flip_rad, mese.events[i].flip_rad, 1e-15);
-    EXPECT_NEAR(listed.events[i].phase_rad, mese.events[i].phase_rad, 1e-15);
-  }
+  expect_same_events(listed, mese);
   EXPECT_EQ(listed.parameters.at("listed_events"), 1.0 + 4.0 * 5.0);
 }
 
