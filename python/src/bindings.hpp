@@ -20,6 +20,8 @@ void ensure_kokkos();
 // already did, and finalised with Kokkos.
 void ensure_mpi();
 void finalize_runtime();
+// Device memory of the dictionaries still alive, given back before Kokkos ends.
+void release_dictionaries();
 
 // Runs are serialised: the OpenMP backend takes one launch at a time, and
 // the GIL is released while a run holds this lock.

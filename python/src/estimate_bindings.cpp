@@ -3,6 +3,7 @@
 // src/estimators provides them (docs/estimators.md).
 #include <complex>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,35 +52,43 @@ int samples_of(const py::array& a) {
   return int(a.shape(1));
 }
 
-dict::Dictionary make_dictionary(const py::array& signals, const tissue::Tissue& t, int rank,
-                                 double energy) {
+// Dictionaries hold device memory: the ones still alive give it back before
+// Kokkos is finalised at interpreter exit.
+std::vector<std::weak_ptr<dict::Dictionary>>& live_dictionaries() {
+  static std::vector<std::weak_ptr<dict::Dictionary>> live;
+  return live;
+}
+
+std::shared_ptr<dict::Dictionary> make_dictionary(const py::array& signals, const tissue::Tissue& t,
+                                                  int rank, double energy) {
   ensure_kokkos();
-  std::int64_t atoms = 0;
   const int samples = samples_of(signals);
+  std::int64_t atoms = 0;
   std::vector<float> s = signal_floats(signals, samples, &atoms, "dictionary signals");
   if (atoms != t.voxels) {
     throw std::invalid_argument("dictionary: " + std::to_string(atoms) +
                                 " signals for a tissue of " + std::to_string(t.voxels) + " voxels");
   }
-  dict::Dictionary d = dict::make_dictionary(s, samples, t);
-  if (rank >= 0) {
+  auto d = std::make_shared<dict::Dictionary>();
+  {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(run_mutex());
-    d = dict::compress(d, rank, energy);
+    *d = dict::make_dictionary(s, samples, t);
+    if (rank >= 0) *d = dict::compress(*d, rank, energy);
   }
+  live_dictionaries().push_back(d);
   return d;
 }
 
-py::dict match(const dict::Dictionary& d, const py::array& signals, bool exact_order) {
+py::dict match(const dict::Dictionary& d, const py::array& signals) {
   ensure_kokkos();
   std::int64_t voxels = 0;
-  std::vector<float> s =
-      signal_floats(signals, d.basis.empty() ? d.samples : d.original_samples, &voxels, "signals");
+  std::vector<float> s = signal_floats(signals, d.original_samples, &voxels, "signals");
   dict::MatchResult r;
   {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(run_mutex());
-    r = dict::match(d, dict::project(d, s, voxels, exact_order), voxels, 0.0, exact_order);
+    r = dict::match(d, s, voxels);
   }
   py::dict out;
   py::array_t<std::int32_t> atom(py::ssize_t(voxels), r.atom.data());
@@ -166,10 +175,18 @@ py::dict fit_nlls(const simulate::Simulator& sim, tissue::Tissue t, const py::ar
 
 }  // namespace
 
+void release_dictionaries() {
+  for (auto& weak : live_dictionaries()) {
+    if (auto d = weak.lock()) d->device.reset();
+  }
+  live_dictionaries().clear();
+}
+
 void register_estimators(py::module_& m) {
-  py::class_<dict::Dictionary>(m, "Dictionary",
-                               "Unit-norm atoms of simulated signals and the tissue values that "
-                               "vary over them; match() finds each voxel's best atom.")
+  py::class_<dict::Dictionary, std::shared_ptr<dict::Dictionary>>(
+      m, "Dictionary",
+      "Unit-norm atoms of simulated signals and the tissue values that "
+      "vary over them; match() finds each voxel's best atom.")
       .def(py::init(&make_dictionary), py::arg("signals"), py::arg("tissue"), py::arg("rank") = -1,
            py::arg("energy") = 0.9999,
            "signals [atoms, samples] (complex) of `tissue` (its maps become the dictionary's "
@@ -183,9 +200,10 @@ void register_estimators(py::module_& m) {
                                for (auto p : d.properties) out.emplace_back(tissue::deck_name(p));
                                return out;
                              })
-      .def("match", &match, py::arg("signals"), py::arg("exact_order") = false,
+      .def("match", &match, py::arg("signals"),
            "Each voxel's best atom: a dict of atom (index), m0 (complex), correlation "
-           "(|<atom, s>| / |s|) and every property of the atom in deck units.");
+           "(|<atom, s>| / |s|) and every property of the atom in deck units. A voxel's "
+           "result does not depend on the other voxels of the call.");
   m.def("fit_nlls", &fit_nlls, py::arg("simulator"), py::arg("tissue"), py::arg("measured"),
         py::arg("estimate"), py::arg("iterations") = 40, py::arg("step_tolerance") = 1e-6,
         "Voxel-wise magnitude NLLS (Levenberg-Marquardt on forward-mode Jacobians) of M0 and "

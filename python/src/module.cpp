@@ -51,6 +51,7 @@ void ensure_mpi() {
 
 void finalize_runtime() {
   std::lock_guard<std::mutex> lock(run_mutex());
+  release_dictionaries();
   if (simulate::default_backend::initialized()) simulate::default_backend::finalize();
   mpi_lifetime().reset();  // finalises MPI only where this module initialised it
 }

@@ -140,15 +140,14 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   const parallel::Communicator self(MPI_COMM_SELF);
   const LocalVoxels atoms = load_local_tissue(fd.deck.tissue, self, deck_path);
   estimators::dictionary::Dictionary dict =
-      estimators::dictionary::make_dictionary(sim.run(atoms.tissue), sim.samples(), atoms.tissue);
+      estimators::dictionary::simulate_dictionary(sim, atoms.tissue);
   if (fd.compress_energy > 0.0)
     dict = estimators::dictionary::compress(dict, 0, fd.compress_energy);
   train_s = since(t0);
   end_phase("dictionary", "compute");
   t0 = clock::now();
-  const estimators::dictionary::MatchResult r = estimators::dictionary::match(
-      dict, estimators::dictionary::project(dict, signals, mine.size(), true), mine.size(), 0.0,
-      true);
+  const estimators::dictionary::MatchResult r =
+      estimators::dictionary::match(dict, signals, mine.size());
   const std::size_t np = dict.properties.size();
   for (std::size_t p = 0; p < np; ++p) {
     FitMap out;
@@ -178,8 +177,8 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   end_phase("estimate", "compute");
   (void)comm;
   return "dictionary of " + std::to_string(dict.atoms) + " atoms, " +
-         (dict.basis.empty() ? std::string("uncompressed")
-                             : "compressed to rank " + std::to_string(dict.samples));
+         (!dict.compressed ? std::string("uncompressed")
+                           : "compressed to rank " + std::to_string(dict.samples));
 }
 
 // Nonlinear least squares: every rank fits its own voxels (each voxel's fit

@@ -104,6 +104,11 @@ class Simulator {
   template <class ExecSpace>
   void run_into(const tissue::Tissue& tissue, float* signals) const;
 
+  // The same into memory of the backend's own space (device memory on a
+  // GPU): the signals never pass through the host.
+  template <class ExecSpace>
+  void run_into_device(const tissue::Tissue& tissue, float* device_signals) const;
+
   // The samples of the steady-state period (SteadyStateOptions) into caller
   // memory as run_into, and the settling report. Pooled models carry every
   // pool's states.
@@ -144,6 +149,9 @@ class Simulator {
  private:
   std::int64_t chunk_for(std::int64_t voxels) const;
   std::int64_t slice_chunk(std::int64_t voxels, int positions) const;
+  // run_into and run_into_device: `signals` in ExecSpace's memory or the host's.
+  template <class ExecSpace>
+  void run_forward(const tissue::Tissue& tissue, float* signals, bool on_device) const;
   // Reverse mode (directions == nullptr) or forward over reverse.
   template <class ExecSpace>
   void run_reverse(const tissue::Tissue& tissue, const float* directions, const float* cotangents,

@@ -22,6 +22,16 @@ namespace larmor::simulate {
 
 template <class ExecSpace>
 void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
+  run_forward<ExecSpace>(tissue, signals, false);
+}
+
+template <class ExecSpace>
+void Simulator::run_into_device(const tissue::Tissue& tissue, float* device_signals) const {
+  run_forward<ExecSpace>(tissue, device_signals, true);
+}
+
+template <class ExecSpace>
+void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool on_device) const {
   const kx::ScopedRegion region("larmor::simulate[" + launch_.kernels.label + "]");
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("simulation tissue");
@@ -57,12 +67,20 @@ void Simulator::run_into(const tissue::Tissue& tissue, float* signals) const {
                           std::int64_t(samples()) * 2, slice_table_);
     }
     exec.fence();
-    Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
-        signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
+    float* destination = signals + begin * std::int64_t(samples()) * 2;
     auto used =
         Kokkos::subview(positions > 1 ? summed : device_signals,
                         std::pair<std::int64_t, std::int64_t>(0, count), Kokkos::ALL, Kokkos::ALL);
-    Kokkos::deep_copy(host, used);
+    if (on_device) {
+      Kokkos::deep_copy(Kokkos::View<float***, Kokkos::LayoutRight, Mem, kx::Unmanaged>(
+                            destination, count, samples(), 2),
+                        used);
+    } else {
+      Kokkos::deep_copy(
+          Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged>(
+              destination, count, samples(), 2),
+          used);
+    }
     if (options_.progress) options_.progress(begin + count, tissue.voxels);
   }
 }
@@ -310,6 +328,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
 #define LARMOR_SIMULATOR_INSTANTIATE(EXEC)                                                         \
   namespace larmor::simulate {                                                                     \
   template void Simulator::run_into<EXEC>(const tissue::Tissue&, float*) const;                    \
+  template void Simulator::run_into_device<EXEC>(const tissue::Tissue&, float*) const;             \
   template void Simulator::run_tissue_jvp_into<EXEC>(const tissue::Tissue&, float*, float*) const; \
   template void Simulator::run_tissue_vjp_into<EXEC>(const tissue::Tissue&, const float*, float*,  \
                                                      float*, int) const;                           \

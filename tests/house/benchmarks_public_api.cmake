@@ -1,6 +1,7 @@
 # cmake -DBENCHMARKS_DIR=<benchmarks/> -P benchmarks_public_api.cmake: fails
-# when a benchmark source includes a kernel header (epg/, perk/, common/),
-# the PERK model's device header or one of the simulator's private headers.
+# when a benchmark source includes a kernel header (epg/, perk/, match/, common/),
+# the PERK model's or the dictionary's device header or one of the simulator's
+# private headers.
 # The benchmarks time the product through its public API; a private include
 # would let them time something other than what users run.
 if(NOT IS_DIRECTORY "${BENCHMARKS_DIR}")
@@ -12,7 +13,7 @@ if(NOT sources)
   message(FATAL_ERROR "no sources under '${BENCHMARKS_DIR}'")
 endif()
 set(private_header
-    "^[ \t]*#[ \t]*include[ \t]*[<\"](epg/|perk/|common/|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)")
+    "^[ \t]*#[ \t]*include[ \t]*[<\"](epg/|perk/|match/|common/|estimators/dictionary/device_atoms\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)")
 set(found "")
 foreach(source IN LISTS sources)
   file(STRINGS "${source}" lines)

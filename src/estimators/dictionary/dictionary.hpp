@@ -1,65 +1,107 @@
 // Dictionary matching for fingerprinting (docs/estimators.md): every atom is a
 // simulated signal normalised to unit norm; a voxel takes the atom with the
-// largest |<atom, signal>| and M0 = <atom, signal> / |unnormalised atom|. The
-// inner products are batched matrix products (KokkosBlas::gemm: cuBLAS on a
-// GPU) over blocks of voxels sized from free device memory, followed by an
-// argmax per voxel. Optionally the time axis is compressed first: the
-// dictionary's leading right singular vectors (from the eigenvectors of its
-// Gram matrix, LAPACK) project atoms and signals to `rank` coefficients.
+// largest |<atom, signal>| and M0 = <atom, signal> / |unnormalised atom|.
+//
+// The dictionary lives in device memory from its simulation on: normalised
+// there, optionally compressed there (the time axis reduced to the leading
+// right singular vectors: the Gram matrix A^H A by Kokkos Kernels' GEMM on
+// the device, its leading eigenvectors by LAPACK on the host, an n x n
+// problem), and matched there by the fused kernels of kernels/match/ (no
+// voxel x atom matrix is formed). Voxels reach the device in chunks through a
+// staging buffer, so that host memory holds one chunk of signals, not the
+// volume; each voxel's result does not depend on the chunk or on the other
+// voxels (nor, so, on the MPI rank count).
 #pragma once
 
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tissue/tissue.hpp"
 
+namespace larmor::simulate {
+class Simulator;
+}
+
 namespace larmor::estimators::dictionary {
 
+// The atoms (and basis) in device memory: device_atoms.hpp.
+struct DeviceAtoms;
+
 struct Dictionary {
-  int samples = 0;  // D (the time axis), or the rank when compressed
   std::int64_t atoms = 0;
-  std::vector<float> unit_atoms;             // [atom][D][re, im], unit norm
+  int samples = 0;                           // coefficients per atom: the rank when compressed
+  int original_samples = 0;                  // samples per signal
   std::vector<float> norms;                  // [atom]: norm before normalising
   std::vector<tissue::Property> properties;  // what varies over the atoms
   std::vector<float> values;                 // [atom][property], SI units
-  // Compression: the basis [D_original][rank][re, im]; empty when uncompressed.
-  std::vector<float> basis;
-  int original_samples = 0;
+  // In device memory: the atoms [atom][samples][re, im] (unit norm before
+  // compression) and, when compressed, the basis vectors [rank][original
+  // samples][re, im] (a signal's coordinates are its inner products with
+  // them). Shared by copies; never changed once made.
+  std::shared_ptr<const DeviceAtoms> device;
+  bool compressed = false;
+  double energy_kept = 1.0;  // the fraction of the atoms' squared norm the basis keeps
+
+  std::vector<float> host_basis() const;  // [rank][original_samples][re, im]
 };
 
-// Atoms from simulated signals [atom][D][re, im] of `tissue` (its map
-// properties become the dictionary's properties). Atoms of zero norm are
-// refused (naming the atom).
+// Atoms from simulated signals [atom][samples][re, im] in host memory, of
+// `tissue` (its map properties become the dictionary's properties). Atoms of
+// zero or non-finite norm are refused (naming the atom and its parameters).
 Dictionary make_dictionary(const std::vector<float>& signals, int samples,
                            const tissue::Tissue& tissue);
+
+// The atoms of `grid` simulated straight into device memory.
+Dictionary simulate_dictionary(const simulate::Simulator& sim, const tissue::Tissue& grid);
 
 // The dictionary with its time axis reduced to the leading `rank` singular
 // directions (rank 0: the fewest that keep `energy` of the atoms' total
 // squared norm). Throws without LAPACKE.
 Dictionary compress(const Dictionary& d, int rank, double energy = 0.9999);
 
-// Signals projected like the compressed dictionary's atoms (a copy when it is
-// not compressed). `exact_order`: each voxel's result computed in a fixed
-// order, independent of the other voxels of the call (and so of how voxels
-// are split over ranks), instead of by GEMM.
-std::vector<float> project(const Dictionary& d, const std::vector<float>& signals,
-                           std::int64_t voxels, bool exact_order = false);
-
 struct MatchResult {
   std::vector<std::int32_t> atom;       // [voxel]
   std::vector<std::complex<float>> m0;  // [voxel]
-  std::vector<float> correlation;       // [voxel]: |<atom, s>| / |s|
+  std::vector<float> correlation;  // [voxel]: |<atom, s>| / |s| (compressed: of s's coordinates)
+  void resize(std::int64_t voxels);
 };
 
-// Best atom of every voxel (signals [voxel][D][re, im], D = d.samples, i.e.
-// already projected for a compressed dictionary). `memory_bytes` bounds the
-// inner-product block (0: half the free device memory, or 1 GiB on the host).
-// `exact_order`: a team per voxel forms its inner products in a fixed order
-// (no GEMM), so that every voxel's result is the same however the voxels are
-// split over ranks (larmor fit does this).
+// Seconds spent per phase (each phase fenced).
+struct MatchTimings {
+  double transfer_s = 0.0, project_s = 0.0, match_s = 0.0;
+};
+
+// Matches voxels chunk by chunk: fill staging() with up to chunk_voxels()
+// voxels [voxel][original_samples][re, im], then match_staged(). The staging
+// buffer is page-locked host memory where the device has its own, so that it
+// reaches the device at full speed.
+class Matcher {
+ public:
+  // chunk_voxels 0: as many as a quarter of the free device memory holds.
+  explicit Matcher(const Dictionary& d, std::int64_t chunk_voxels = 0);
+  ~Matcher();
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  std::int64_t chunk_voxels() const;
+  float* staging();
+  // Voxels [offset, offset + count) of `out` (already sized) from the first
+  // `count` staged voxels.
+  void match_staged(std::int64_t count, MatchResult& out, std::int64_t offset);
+  // The same from caller memory, any count (chunked).
+  void match(const float* signals, std::int64_t count, MatchResult& out, std::int64_t offset);
+  const MatchTimings& timings() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Every voxel of `signals` [voxel][original_samples][re, im].
 MatchResult match(const Dictionary& d, const std::vector<float>& signals, std::int64_t voxels,
-                  double memory_bytes = 0.0, bool exact_order = false);
+                  std::int64_t chunk_voxels = 0);
 
 }  // namespace larmor::estimators::dictionary
