@@ -82,10 +82,15 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   };
   fd.deck.simulation.progress = report_progress;
   fd.perk.progress = report_progress;
+  ProgressBar matching("larmor fit", "matching", "voxels", talk && fd.method == "dictionary");
+  fd.match_progress = [&matching](std::int64_t done, std::int64_t total) {
+    matching.update(done, total);
+  };
   const app::FitResult fit = app::estimate_maps(
       fd, args.deck, comm, data, talk,
       [&timer](const std::string& name, const std::string& kind) { timer.end_phase(name, kind); });
   progress.finish();
+  matching.finish();
   const std::vector<app::FitMap>& outputs = fit.maps;
   const std::string& summary = fit.summary;
   const estimators::perk::TrainingReport& report = fit.report;

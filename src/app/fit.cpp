@@ -146,8 +146,18 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   train_s = since(t0);
   end_phase("dictionary", "compute");
   t0 = clock::now();
-  const estimators::dictionary::MatchResult r =
-      estimators::dictionary::match(dict, signals, mine.size());
+  // In chunks of the signals already in memory, reporting each.
+  estimators::dictionary::MatchResult r;
+  r.resize(mine.size());
+  if (mine.size() > 0) {
+    estimators::dictionary::Matcher matcher(dict, std::min<std::int64_t>(mine.size(), 1 << 17));
+    const std::int64_t samples = dict.original_samples;
+    for (std::int64_t v0 = 0; v0 < mine.size(); v0 += matcher.chunk_voxels()) {
+      const std::int64_t count = std::min(matcher.chunk_voxels(), mine.size() - v0);
+      matcher.match(signals.data() + std::size_t(v0 * samples * 2), count, r, v0);
+      if (fd.match_progress) fd.match_progress(v0 + count, mine.size());
+    }
+  }
   const std::size_t np = dict.properties.size();
   for (std::size_t p = 0; p < np; ++p) {
     FitMap out;

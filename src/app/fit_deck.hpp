@@ -6,6 +6,8 @@
 // docs/input-deck.md lists the keys; errors name the file, line and key.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -28,6 +30,8 @@ struct FitDeck {
   int nlls_iterations = 40;
   bool nifti_output = false;         // [output] nifti = true: <path stem>_<map>.nii beside the HDF5
   double compress_energy = 0.99999;  // dictionary: SVD rank keeping this energy (0: none)
+  // dictionary: this rank's voxels matched so far, of all of its voxels.
+  std::function<void(std::int64_t, std::int64_t)> match_progress;
   estimators::perk::PerkSpec perk;
   std::string model_path;       // load this model instead of training
   std::string save_model_path;  // save the trained model here
