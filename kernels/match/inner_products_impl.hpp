@@ -215,6 +215,21 @@ void check_shapes(const char* kernel, const ConstRows<Mem>& atoms, const ConstRo
         "more than 2^31 - 1 atoms or rows in one launch");
 }
 
+// The kernel over `atoms` and `rows` once their shapes are checked.
+template <class ExecSpace, bool KeepBest>
+InnerProducts<ExecSpace, KeepBest> kernel_for(
+    const char* name, const ConstRows<typename ExecSpace::memory_space>& atoms,
+    const ConstRows<typename ExecSpace::memory_space>& rows) {
+  check_shapes(name, atoms, rows);
+  InnerProducts<ExecSpace, KeepBest> k;
+  k.atoms = atoms;
+  k.rows = rows;
+  k.n = int(rows.extent(1));
+  k.atom_count = int(atoms.extent(0));
+  k.row_count = int(rows.extent(0));
+  return k;
+}
+
 }  // namespace larmor::match::detail
 
 namespace larmor::match {
@@ -223,16 +238,10 @@ template <class ExecSpace>
 void best_atoms(const ExecSpace& exec, const ConstRows<typename ExecSpace::memory_space>& atoms,
                 const ConstRows<typename ExecSpace::memory_space>& rows,
                 const BestAtoms<typename ExecSpace::memory_space>& best) {
-  detail::check_shapes(best_atoms_kernel_name, atoms, rows);
+  auto k = detail::kernel_for<ExecSpace, true>(best_atoms_kernel_name, atoms, rows);
   detail::check(best.atom.extent(0) >= rows.extent(0) && best.product.extent(0) >= rows.extent(0),
                 best_atoms_kernel_name, "the results hold fewer rows than given");
-  detail::InnerProducts<ExecSpace, true> k;
-  k.atoms = atoms;
-  k.rows = rows;
   k.best = best;
-  k.n = int(rows.extent(1));
-  k.atom_count = int(atoms.extent(0));
-  k.row_count = int(rows.extent(0));
   detail::launch(exec, k, best_atoms_kernel_name);
 }
 
@@ -240,17 +249,11 @@ template <class ExecSpace>
 void project(const ExecSpace& exec, const ConstRows<typename ExecSpace::memory_space>& basis,
              const ConstRows<typename ExecSpace::memory_space>& rows,
              const Rows<typename ExecSpace::memory_space>& coordinates) {
-  detail::check_shapes(project_kernel_name, basis, rows);
+  auto k = detail::kernel_for<ExecSpace, false>(project_kernel_name, basis, rows);
   detail::check(coordinates.extent(0) >= rows.extent(0) &&
                     coordinates.extent(1) == basis.extent(0) && coordinates.extent(2) == 2,
                 project_kernel_name, "the coordinates must be [rows][basis vectors][2]");
-  detail::InnerProducts<ExecSpace, false> k;
-  k.atoms = basis;
-  k.rows = rows;
   k.coordinates = coordinates;
-  k.n = int(rows.extent(1));
-  k.atom_count = int(basis.extent(0));
-  k.row_count = int(rows.extent(0));
   detail::launch(exec, k, project_kernel_name);
 }
 
