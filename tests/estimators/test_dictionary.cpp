@@ -9,9 +9,11 @@
 // one made from the same signals on the host.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <random>
+#include <stdexcept>
 
 #include "estimators/dictionary/dictionary.hpp"
 #include "sequence/builders/builders.hpp"
@@ -175,6 +177,49 @@ TEST(Dictionary, ResultsDoNotDependOnTheSplitOrTheChunk) {
     EXPECT_EQ(whole.m0[v], part.m0[i]) << v;  // bit for bit
     EXPECT_EQ(whole.m0[v], chunked.m0[v]) << v;
     EXPECT_EQ(whole.correlation[v], chunked.correlation[v]) << v;
+  }
+}
+
+// The staged interface: chunks staged in turn (each launched while the next is
+// filled, in any order of the volume) give what one call gives, bit for bit;
+// a chunk's results are complete after finish(), and a timed matcher gives
+// the same results and times each phase.
+TEST(Dictionary, StagedChunksInFlightGiveTheSameResults) {
+  const Fixture f = fixture();
+  const Dictionary c = compress(make_dictionary(f.signals, f.samples, f.grid), 0, 0.99999);
+  std::vector<float> s = f.signals;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> noise(0.0f, 0.003f);
+  for (float& x : s) x += noise(rng);
+  const std::int64_t n = f.grid.voxels, chunk = 31;
+  const std::size_t values = std::size_t(f.samples) * 2;
+  const auto whole = match(c, s, n);
+  for (const MatchPhases phases : {MatchPhases::overlapped, MatchPhases::timed}) {
+    MatchResult staged;
+    staged.resize(n);
+    std::fill(staged.atom.begin(), staged.atom.end(), -1);
+    Matcher matcher(c, chunk, phases);
+    const float* previous = nullptr;
+    for (std::int64_t v0 = (n - 1) / chunk * chunk; v0 >= 0; v0 -= chunk) {  // last chunk first
+      const std::int64_t count = std::min(chunk, n - v0);
+      float* slot = matcher.staging();
+      EXPECT_NE(slot, previous);  // the slot in flight is not handed out
+      previous = slot;
+      std::copy_n(s.begin() + std::ptrdiff_t(v0 * values), count * values, slot);
+      matcher.match_staged(count, staged, v0);
+    }
+    matcher.finish();
+    for (std::int64_t v = 0; v < n; ++v) {
+      EXPECT_EQ(staged.atom[v], whole.atom[v]) << v;
+      EXPECT_EQ(staged.m0[v], whole.m0[v]) << v;
+      EXPECT_EQ(staged.correlation[v], whole.correlation[v]) << v;
+    }
+    if (phases == MatchPhases::timed) {
+      EXPECT_GT(matcher.timings().match_s, 0.0);
+      EXPECT_GT(matcher.timings().project_s, 0.0);
+    } else {
+      EXPECT_THROW(matcher.timings(), std::logic_error);
+    }
   }
 }
 

@@ -69,30 +69,42 @@ struct MatchResult {
   void resize(std::int64_t voxels);
 };
 
-// Seconds spent per phase (each phase fenced).
+// Seconds spent per phase (each phase fenced: a timed matcher).
 struct MatchTimings {
   double transfer_s = 0.0, project_s = 0.0, match_s = 0.0;
 };
 
+// overlapped: a chunk's transfer, projection and match run while the caller
+// stages the next; timed: each phase is waited for and timed (benchmarks).
+enum class MatchPhases { overlapped, timed };
+
 // Matches voxels chunk by chunk: fill staging() with up to chunk_voxels()
-// voxels [voxel][original_samples][re, im], then match_staged(). The staging
-// buffer is page-locked host memory where the device has its own, so that it
-// reaches the device at full speed.
+// voxels [voxel][original_samples][re, im], then match_staged(); repeat;
+// then finish(). The staging buffers (two, used in turn, so that the caller
+// fills one while the device matches the other) are page-locked host memory
+// where the device has its own, so that they reach it at full speed.
 class Matcher {
  public:
   // chunk_voxels 0: as many as a quarter of the free device memory holds.
-  explicit Matcher(const Dictionary& d, std::int64_t chunk_voxels = 0);
+  explicit Matcher(const Dictionary& d, std::int64_t chunk_voxels = 0,
+                   MatchPhases phases = MatchPhases::overlapped);
   ~Matcher();
   Matcher(const Matcher&) = delete;
   Matcher& operator=(const Matcher&) = delete;
 
   std::int64_t chunk_voxels() const;
+  // The buffer to fill next (it changes with every match_staged).
   float* staging();
-  // Voxels [offset, offset + count) of `out` (already sized) from the first
-  // `count` staged voxels.
+  // Starts matching the first `count` staged voxels as voxels [offset,
+  // offset + count) of `out` (already sized, alive until their results are
+  // written): written by the next match_staged or finish(), not before.
   void match_staged(std::int64_t count, MatchResult& out, std::int64_t offset);
-  // The same from caller memory, any count (chunked).
+  // Waits for the chunk in flight and writes its results.
+  void finish();
+  // Voxels from caller memory, any count (staged chunk by chunk); complete
+  // on return.
   void match(const float* signals, std::int64_t count, MatchResult& out, std::int64_t offset);
+  // Throws std::logic_error unless the matcher is timed.
   const MatchTimings& timings() const;
 
  private:
