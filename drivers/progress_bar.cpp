@@ -67,6 +67,8 @@ ProgressBar::~ProgressBar() {
 
 void ProgressBar::update(std::int64_t done, std::int64_t total) {
   if (finished_) return;
+  // Nothing done yet: the phase starts now (its bar may be made earlier).
+  if (done == 0 && done_ == 0 && !drawn_) start_ = last_draw_ = Clock::now();
   done_ = done;
   total_ = total;
   if (total > 0 && done >= total) return finish();

@@ -21,7 +21,8 @@ class ProgressBar {
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
 
-  // `done` of `total` units so far; cheap enough to call per chunk.
+  // `done` of `total` units so far; cheap enough to call per chunk. A first
+  // call with nothing done starts the phase's clock.
   void update(std::int64_t done, std::int64_t total);
   // Ends the phase (update does at done == total): completes the bar, or
   // prints the line.

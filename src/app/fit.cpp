@@ -22,6 +22,51 @@ double since(clock::time_point t) {
   return std::chrono::duration<double>(clock::now() - t).count();
 }
 
+// Non-finite or all-zero signals give no estimate that can be trusted (an
+// all-zero voxel fits to plausible-looking values). Scanned as the signals
+// are read; refuse_any() refuses them on every rank alike, naming the first
+// such voxel by the volume's index.
+class SignalCheck {
+ public:
+  explicit SignalCheck(const Measured& m) : m_(m) {}
+
+  // This rank's voxels [first, first + count) of `mine`, at `signals`.
+  void scan(const float* signals, std::int64_t first, std::int64_t count) {
+    const std::int64_t values = 2 * std::int64_t(m_.samples);
+    for (std::int64_t v = 0; v < count; ++v) {
+      bool finite = true, zero = true;
+      for (std::int64_t k = 0; k < values; ++k) {
+        const float x = signals[std::size_t(v * values + k)];
+        finite = finite && std::isfinite(x);
+        zero = zero && x == 0.0f;
+      }
+      if (finite && !zero) continue;
+      if (bad_++ == 0) {
+        error_ = m_.file + ": voxel " +
+                 std::to_string(m_.index[std::size_t(m_.mine.begin + first + v)]) +
+                 " of the volume has " + (finite ? "all-zero" : "non-finite") +
+                 " signals; no estimate of it can be trusted (leave it out of the voxel list or "
+                 "the mask)";
+      }
+    }
+  }
+
+  // Collective.
+  void refuse_any(const parallel::Communicator& comm) const {
+    const std::int64_t total = comm.all_reduce_sum(bad_);
+    std::string error = error_;
+    if (total > 0 && !error.empty()) {
+      error += " (" + std::to_string(total) + " such voxel(s) in all)";
+    }
+    comm.throw_if_any_failed(bad_ == 0, error);
+  }
+
+ private:
+  const Measured& m_;
+  std::int64_t bad_ = 0;
+  std::string error_;
+};
+
 // PERK: every rank shares the training (or rank 0 loads the model and
 // broadcasts it); every rank estimates its voxels with the deterministic
 // kernel. Returns the estimator's summary.
@@ -125,13 +170,23 @@ std::string perk_fit(FitDeck& fd, const parallel::Communicator& comm, bool talk,
   return text;
 }
 
+// Voxels per matching chunk: its two staging buffers (page-locked host
+// memory on a device) kept to a fraction of a node's memory whatever the
+// sample count.
+std::int64_t match_chunk_voxels(std::int64_t voxels, int samples) {
+  constexpr std::int64_t staging_bytes = std::int64_t(1) << 28;
+  const std::int64_t voxel_bytes = std::int64_t(samples) * 2 * std::int64_t(sizeof(float));
+  return std::clamp<std::int64_t>(staging_bytes / voxel_bytes, 1,
+                                  std::max<std::int64_t>(voxels, 1));
+}
+
 // Dictionary matching: every rank builds the same dictionary from the deck's
 // [tissue] grid (and compresses it), then matches its voxels.
 std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm,
                            const std::string& deck_path, const simulate::Simulator& sim,
-                           const parallel::Range& mine, const std::vector<float>& signals,
-                           std::vector<FitMap>& outputs, double& train_s, double& estimate_s,
-                           const PhaseEnd& end_phase) {
+                           const Measured& data, std::vector<FitMap>& outputs, double& train_s,
+                           double& estimate_s, const PhaseEnd& end_phase) {
+  const parallel::Range& mine = data.mine;
   auto t0 = clock::now();
   if (fd.deck.tissue.mode != TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
     throw std::invalid_argument(deck_path +
@@ -146,18 +201,33 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   train_s = since(t0);
   end_phase("dictionary", "compute");
   t0 = clock::now();
-  // In chunks of the signals already in memory, reporting each.
+  // Chunk by chunk through the matcher's staging buffers (read there from the
+  // file when streamed, while the device matches the chunk before), reporting
+  // the chunks done. A rank's failure reaches every rank before the next
+  // collective; so do refused signals, before any voxel's atom is used.
   estimators::dictionary::MatchResult r;
   r.resize(mine.size());
-  if (mine.size() > 0) {
-    estimators::dictionary::Matcher matcher(dict, std::min<std::int64_t>(mine.size(), 1 << 17));
-    const std::int64_t samples = dict.original_samples;
-    for (std::int64_t v0 = 0; v0 < mine.size(); v0 += matcher.chunk_voxels()) {
-      const std::int64_t count = std::min(matcher.chunk_voxels(), mine.size() - v0);
-      matcher.match(signals.data() + std::size_t(v0 * samples * 2), count, r, v0);
-      if (fd.match_progress) fd.match_progress(v0 + count, mine.size());
+  SignalCheck check(data);
+  std::string failure;
+  try {
+    if (fd.match_progress) fd.match_progress(0, mine.size());
+    if (mine.size() > 0) {
+      estimators::dictionary::Matcher matcher(dict, match_chunk_voxels(mine.size(), data.samples));
+      for (std::int64_t v0 = 0; v0 < mine.size(); v0 += matcher.chunk_voxels()) {
+        const std::int64_t count = std::min(matcher.chunk_voxels(), mine.size() - v0);
+        data.read_signals(v0, count, matcher.staging());
+        if (data.streamed) check.scan(matcher.staging(), v0, count);
+        matcher.match_staged(count, r, v0);  // the voxels before v0 are done
+        if (fd.match_progress && v0 > 0) fd.match_progress(v0, mine.size());
+      }
+      matcher.finish();
+      if (fd.match_progress) fd.match_progress(mine.size(), mine.size());
     }
+  } catch (const std::exception& e) {
+    failure = e.what();
   }
+  comm.throw_if_any_failed(failure.empty(), failure);
+  check.refuse_any(comm);
   const std::size_t np = dict.properties.size();
   for (std::size_t p = 0; p < np; ++p) {
     FitMap out;
@@ -185,7 +255,6 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   outputs.push_back(std::move(corr));
   estimate_s = since(t0);
   end_phase("estimate", "compute");
-  (void)comm;
   return "dictionary of " + std::to_string(dict.atoms) + " atoms, " +
          (!dict.compressed ? std::string("uncompressed")
                            : "compressed to rank " + std::to_string(dict.samples));
@@ -249,34 +318,6 @@ void check_index(const std::string& file, const std::vector<std::int64_t>& index
   }
 }
 
-// Non-finite or all-zero signals give no estimate that can be trusted (an
-// all-zero voxel fits to plausible-looking values): refused, naming the
-// first such voxel by the volume's index, on every rank alike.
-void check_signals(const std::string& file, const Measured& m, const parallel::Communicator& comm) {
-  std::string error;
-  std::int64_t bad = 0;
-  for (std::int64_t v = 0; v < m.mine.size(); ++v) {
-    bool finite = true, zero = true;
-    for (int k = 0; k < 2 * m.samples; ++k) {
-      const float x = m.signals[std::size_t(v * 2 * m.samples + k)];
-      finite = finite && std::isfinite(x);
-      zero = zero && x == 0.0f;
-    }
-    if (finite && !zero) continue;
-    if (bad++ == 0) {
-      error =
-          file + ": voxel " + std::to_string(m.index[std::size_t(m.mine.begin + v)]) +
-          " of the volume has " + (finite ? "all-zero" : "non-finite") +
-          " signals; no estimate of it can be trusted (leave it out of the voxel list or the mask)";
-    }
-  }
-  const std::int64_t total = comm.all_reduce_sum(bad);
-  if (total > 0 && !error.empty()) {
-    error += " (" + std::to_string(total) + " such voxel(s) in all)";
-  }
-  comm.throw_if_any_failed(bad == 0, error);
-}
-
 }  // namespace
 
 std::int64_t Measured::volume() const {
@@ -285,9 +326,20 @@ std::int64_t Measured::volume() const {
   return volume;
 }
 
+void Measured::read_signals(std::int64_t first, std::int64_t count, float* out) const {
+  const std::size_t values = 2 * std::size_t(samples);
+  if (!streamed) {
+    std::copy_n(signals.data() + std::size_t(first) * values, std::size_t(count) * values, out);
+  } else {
+    hdf5->read_rows_float(signals_dataset, mine.begin + first, count, out);
+  }
+}
+
 Measured read_measured(const FitDeck& fd, const std::string& deck_path,
                        const parallel::Communicator& comm) {
   Measured m;
+  m.file = fd.data_path;
+  m.signals_dataset = fd.signals_dataset;
   const bool nifti = io::is_nifti_path(fd.data_path);
   std::int64_t volume = 1;
   if (nifti) {
@@ -339,7 +391,10 @@ Measured read_measured(const FitDeck& fd, const std::string& deck_path,
     m.voxels = std::int64_t(dims[0]);
     m.samples = int(dims[1]);
     m.mine = parallel::partition_evenly(m.voxels, comm.size(), comm.rank());
-    m.signals = in.read_rows_float(fd.signals_dataset, m.mine.begin, m.mine.size());
+    // Dictionary matching reads its voxels chunk by chunk.
+    m.streamed = fd.method == "dictionary";
+    if (!m.streamed)
+      m.signals = in.read_rows_float(fd.signals_dataset, m.mine.begin, m.mine.size());
     m.index = in.read_all_int64(fd.index_dataset);
     m.shape = in.read_all_int64(fd.shape_dataset);
     for (auto s : m.shape) volume *= s;
@@ -350,7 +405,11 @@ Measured read_measured(const FitDeck& fd, const std::string& deck_path,
     }
   }
   check_index(fd.data_path, m.index, volume);
-  check_signals(fd.data_path, m, comm);
+  if (!m.streamed) {
+    SignalCheck check(m);
+    check.scan(m.signals.data(), 0, m.mine.size());
+    check.refuse_any(comm);
+  }
   for (std::size_t k = 0; k < fd.perk.known.size(); ++k) {
     const std::string& ds = fd.known_datasets[k];
     const char* name = tissue::deck_name(fd.perk.known[k].property);
@@ -393,8 +452,8 @@ FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
     r.summary = perk_fit(fd, comm, talk, d, data.mine, data.signals, data.known_all, r.maps,
                          r.report, r.train_s, r.estimate_s, end_phase);
   } else {
-    r.summary = dictionary_fit(fd, comm, deck_path, sim, data.mine, data.signals, r.maps, r.train_s,
-                               r.estimate_s, end_phase);
+    r.summary =
+        dictionary_fit(fd, comm, deck_path, sim, data, r.maps, r.train_s, r.estimate_s, end_phase);
   }
   return r;
 }

@@ -41,16 +41,25 @@ struct Measured {
   std::int64_t voxels = 0;
   int samples = 0;
   parallel::Range mine;
-  std::vector<float> signals;  // [mine][samples][2]
+  // [mine][samples][2]; empty when `streamed`: dictionary matching of HDF5
+  // data reads this rank's voxels chunk by chunk (read_signals), so that host
+  // memory holds one chunk of signals, not the partition.
+  std::vector<float> signals;
+  bool streamed = false;
+  std::string file, signals_dataset;  // where the signals are
   std::vector<std::int64_t> index, shape;
   std::vector<std::vector<float>> known_all;  // per known property, SI, every voxel
   std::unique_ptr<io::H5Reader> hdf5;         // null for NIfTI data
 
   std::int64_t volume() const;  // the product of shape
+  // This rank's voxels [first, first + count) of `mine` into `out`
+  // ([count][samples][2]), from memory or from the file. Local.
+  void read_signals(std::int64_t first, std::int64_t count, float* out) const;
 };
 
 // Reads and checks the data a fit deck names (voxel index inside the volume
-// and unique; finite, not all-zero signals; known maps of the volume's size).
+// and unique; finite, not all-zero signals, as they are read when streamed;
+// known maps of the volume's size).
 Measured read_measured(const FitDeck& fd, const std::string& deck_path,
                        const parallel::Communicator& comm);
 

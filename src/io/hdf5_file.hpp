@@ -193,6 +193,12 @@ class H5Reader {
   // any stored integer, floating point or enum (e.g. bool) type.
   std::vector<float> read_rows_float(const std::string& dataset_path, std::int64_t row_offset,
                                      std::int64_t rows) const;
+  // The same into `out`, which holds rows * row_elements(dataset_path) floats
+  // (a caller's staging buffer: chunked reading keeps host memory bounded).
+  void read_rows_float(const std::string& dataset_path, std::int64_t row_offset, std::int64_t rows,
+                       float* out) const;
+  // Elements per row: the product of the dimensions after the first.
+  std::int64_t row_elements(const std::string& dataset_path) const;
   std::vector<float> read_all_float(const std::string& dataset_path) const;
   // Whole dataset as uint8 (masks stored as uint8, any integer or bool);
   // values outside [0, 255] are clamped by HDF5's conversion.

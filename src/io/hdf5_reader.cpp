@@ -1,7 +1,7 @@
 #include "io/hdf5_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
-
 #include <utility>
 
 #include "io/hdf5_detail.hpp"
@@ -17,11 +17,11 @@ namespace {
 // Reads the selected elements of `dataset` converted to `memory_type`. HDF5
 // converts integer, floating point and enum (h5py bool: enum over int8, read
 // as its integer codes) storage; out-of-range values clamp to the target range.
+// `values` holds `count` elements.
 template <typename T>
-std::vector<T> read_numeric(hid_t dataset, hid_t file_space, hsize_t count, hid_t memory_type,
-                            const std::string& file, const std::string& path) {
-  std::vector<T> values(count);
-  if (count == 0) return values;
+void read_numeric_into(T* values, hid_t dataset, hid_t file_space, hsize_t count, hid_t memory_type,
+                       const std::string& file, const std::string& path) {
+  if (count == 0) return;
   Handle stored = checked(H5Dget_type(dataset), H5Tclose, file, "H5Dget_type");
   const H5T_class_t type_class = H5Tget_class(stored.id());
   if (type_class != H5T_INTEGER && type_class != H5T_FLOAT && type_class != H5T_ENUM) {
@@ -29,8 +29,15 @@ std::vector<T> read_numeric(hid_t dataset, hid_t file_space, hsize_t count, hid_
   }
   Handle memory_space =
       checked(H5Screate_simple(1, &count, nullptr), H5Sclose, file, "H5Screate_simple");
-  check(H5Dread(dataset, memory_type, memory_space.id(), file_space, H5P_DEFAULT, values.data()),
-        file, "reading dataset " + quoted(path));
+  check(H5Dread(dataset, memory_type, memory_space.id(), file_space, H5P_DEFAULT, values), file,
+        "reading dataset " + quoted(path));
+}
+
+template <typename T>
+std::vector<T> read_numeric(hid_t dataset, hid_t file_space, hsize_t count, hid_t memory_type,
+                            const std::string& file, const std::string& path) {
+  std::vector<T> values(count);
+  read_numeric_into(values.data(), dataset, file_space, count, memory_type, file, path);
   return values;
 }
 
@@ -109,6 +116,22 @@ std::vector<std::uint64_t> H5Reader::dims(const std::string& dataset_path) const
 
 std::vector<float> H5Reader::read_rows_float(const std::string& dataset_path,
                                              std::int64_t row_offset, std::int64_t rows) const {
+  std::vector<float> values(
+      std::size_t(row_elements(dataset_path) * std::max<std::int64_t>(rows, 0)));
+  read_rows_float(dataset_path, row_offset, rows, values.data());
+  return values;
+}
+
+std::int64_t H5Reader::row_elements(const std::string& dataset_path) const {
+  const std::vector<std::uint64_t> shape = dims(dataset_path);
+  if (shape.empty()) {
+    throw std::runtime_error(path_ + ": dataset " + quoted(dataset_path) + " is scalar, no rows");
+  }
+  return std::int64_t(element_count(shape) / std::max<hsize_t>(shape[0], 1));
+}
+
+void H5Reader::read_rows_float(const std::string& dataset_path, std::int64_t row_offset,
+                               std::int64_t rows, float* out) const {
   Handle dataset = open_dataset(file_.id(), path_, dataset_path);
   Handle space;
   const std::vector<std::uint64_t> shape = dataset_dims(dataset.id(), path_, dataset_path, &space);
@@ -123,8 +146,7 @@ std::vector<float> H5Reader::read_rows_float(const std::string& dataset_path,
   }
   select_rows(space.id(), shape, row_offset, rows, path_, dataset_path);
   const hsize_t count = element_count(shape) / std::max<hsize_t>(shape[0], 1) * rows;
-  return read_numeric<float>(dataset.id(), space.id(), count, H5T_NATIVE_FLOAT, path_,
-                             dataset_path);
+  read_numeric_into(out, dataset.id(), space.id(), count, H5T_NATIVE_FLOAT, path_, dataset_path);
 }
 
 std::vector<float> H5Reader::read_all_float(const std::string& dataset_path) const {

@@ -167,6 +167,36 @@ DECK
     grep -qE "$want" run.log || fail "$(cat run.log)"
     [ ! -e maps.h5 ] || fail "maps were written"
     ;;
+  fit_dictionary_bad_voxels)
+    # Dictionary matching checks the signals as it reads them chunk by chunk:
+    # the same refusal as the other methods, on one rank and on two (the bad
+    # voxels on different ranks: no rank is left waiting).
+    for np in 1 2; do
+      for bad in "bad_zero.h5:voxel 1 of the volume has all-zero signals" \
+                 "bad_nan.h5:voxel 2 of the volume has non-finite signals"; do
+        data=${bad%%:*}
+        cat > fit.toml <<DECK
+[sequence]
+builder = "mese"
+echoes = 32
+[tissue]
+t2_ms = { from = 20.0, to = 400.0, count = 40, spacing = "log" }
+[data]
+file = "../$data"
+[estimator]
+method = "dictionary"
+[output]
+path = "maps.h5"
+DECK
+        "$mpiexec" -np $np --oversubscribe "$larmor" fit fit.toml --no-truth > run.log 2>&1 && fail "accepted $data on $np rank(s)"
+        grep -q "$data: ${bad#*:}; .* (1 such voxel(s) in all)" run.log || fail "$np rank(s): $(cat run.log)"
+        [ ! -e maps.h5 ] || fail "maps were written"
+      done
+    done
+    sed 's/bad_nan.h5/good.h5/' fit.toml > good.toml
+    "$mpiexec" -np 2 --oversubscribe "$larmor" fit good.toml --no-truth > run.log 2>&1 || fail "good.h5: $(cat run.log)"
+    [ -e maps.h5 ] || fail "no maps from good.h5"
+    ;;
   grid_too_large_for_memory)
     printf '[sequence]\nbuilder = "mese"\n[tissue]\nt1_ms = { from = 500.0, to = 3000.0, count = 1000 }\nt2_ms = { from = 10.0, to = 500.0, count = 1000 }\nb1 = { from = 0.5, to = 1.5, count = 1000 }\n' > huge.toml
     start=$(date +%s)

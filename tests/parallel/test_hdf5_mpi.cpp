@@ -3,6 +3,7 @@
 // the collective calls, so a failure is reported instead of hanging.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -176,6 +177,16 @@ TEST_F(Hdf5Mpi, CollectiveRowWriteReadsBackElementWise) {
   for (std::int64_t i = 0; i < theirs.size() * cols * 2; ++i) {
     const std::int64_t row = theirs.begin + i / (cols * 2);
     EXPECT_EQ(part[i], expected_value(row, (i / 2) % cols, int(i % 2)));
+  }
+  // The same rows read three at a time into one caller buffer (a matcher's
+  // staging), only the rows asked for written.
+  ASSERT_EQ(reader.row_elements("/signals/deep/magnetisation"), cols * 2);
+  std::vector<float> chunk(std::size_t(3 * cols * 2) + 1, -1.0f);
+  for (std::int64_t r0 = 0; r0 < theirs.size(); r0 += 3) {
+    const std::int64_t n = std::min<std::int64_t>(3, theirs.size() - r0);
+    reader.read_rows_float("/signals/deep/magnetisation", theirs.begin + r0, n, chunk.data());
+    for (std::int64_t i = 0; i < n * cols * 2; ++i) EXPECT_EQ(chunk[i], part[r0 * cols * 2 + i]);
+    EXPECT_EQ(chunk.back(), -1.0f);
   }
   EXPECT_EQ(reader.read_all_float("/tiny"),
             (std::vector<float>{expected_value(0, 0, 0), expected_value(0, 0, 1),
