@@ -153,16 +153,21 @@ TEST(Dictionary, AgreesWithBruteForceAndWithItsCompression) {
   EXPECT_LT(compress(d, c.samples - 1).energy_kept, 0.99999);
 }
 
+// The signals with Gaussian noise of 0.003 per channel.
+std::vector<float> noisy(std::vector<float> s, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.003f);
+  for (float& x : s) x += noise(rng);
+  return s;
+}
+
 // A voxel's result is the same, bit for bit, whichever voxels share its call
 // and however the call is chunked (the MPI partition and the chunk size must
 // not change a map).
 TEST(Dictionary, ResultsDoNotDependOnTheSplitOrTheChunk) {
   const Fixture f = fixture();
   const Dictionary c = compress(make_dictionary(f.signals, f.samples, f.grid), 0, 0.99999);
-  std::vector<float> s = f.signals;
-  std::mt19937 rng(8);
-  std::normal_distribution<float> noise(0.0f, 0.003f);
-  for (float& x : s) x += noise(rng);
+  const std::vector<float> s = noisy(f.signals, 8);
   const std::int64_t n = f.grid.voxels, half = 217;
   const auto whole = match(c, s, n);
   const auto chunked = match(c, s, n, 29);
@@ -187,10 +192,7 @@ TEST(Dictionary, ResultsDoNotDependOnTheSplitOrTheChunk) {
 TEST(Dictionary, StagedChunksInFlightGiveTheSameResults) {
   const Fixture f = fixture();
   const Dictionary c = compress(make_dictionary(f.signals, f.samples, f.grid), 0, 0.99999);
-  std::vector<float> s = f.signals;
-  std::mt19937 rng(9);
-  std::normal_distribution<float> noise(0.0f, 0.003f);
-  for (float& x : s) x += noise(rng);
+  const std::vector<float> s = noisy(f.signals, 9);
   const std::int64_t n = f.grid.voxels, chunk = 31;
   const std::size_t values = std::size_t(f.samples) * 2;
   const auto whole = match(c, s, n);
