@@ -120,8 +120,8 @@ struct AxisRingStateBlock<Dual<float, tissue_direction::count>, Orders, Lanes>
 
   // relax_on_axis per part (a spoiler zeroes E2 and its turn, as evolve()
   // of the other blocks does).
-  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool,
-                                     bool spoil) {
+  KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool, bool spoil,
+                                     unsigned = ~0u) {
     const int n = live < opt ? live : opt;
     if (n <= 0) return;
     float e1[parts][lanes], e2[parts][lanes], recovery[parts][lanes], turn[lanes];

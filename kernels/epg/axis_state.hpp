@@ -320,7 +320,8 @@ struct AxisStateBlock {
 
   // No precession on the axis (the plan refuses off-resonance); a spoiler
   // folds into the decay as in StateBlock.
-  KOKKOS_INLINE_FUNCTION void evolve(int, const Evolution<Real> (&ev)[lanes], bool, bool spoil) {
+  KOKKOS_INLINE_FUNCTION void evolve(int, const Evolution<Real> (&ev)[lanes], bool, bool spoil,
+                                     unsigned = ~0u) {
     Evolution<Real> applied[lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {

@@ -238,6 +238,9 @@ struct ForwardKernel {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l)
       slot_a[l] = slot_b[l] = {Real(1.0f), Real(1.0f), Real(1.0f), Real(0.0f), Real(0.0f)};
+    // Forward mode: the directions of each slot's and the flips' tangents,
+    // taken when they are made (dual_steps.hpp).
+    unsigned directions_a = 0, directions_b = 0, flip_directions = 0;
     bool have_flip = false;
     float current_flip = 0.0f;
     bool current_scaled = true;
@@ -290,6 +293,7 @@ struct ForwardKernel {
             current_flip = rec.flip;
             current_shim = shim;
             current_scaled = scaled;
+            flip_directions = 0;
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) {
               if (transmit) {
@@ -300,9 +304,13 @@ struct ForwardKernel {
               } else {
                 flip[l] = make_flip(Real(rec.flip) * pulse_b1(rec, lane.b1[l]));
               }
+              flip_directions |= dual_steps::directions_of(flip[l]);
             }
           }
           LaneRotations<Real, Lanes> rotation;
+          // The phase factors below are constants: the flips' directions are
+          // the rotation's.
+          rotation.directions = flip_directions;
           if (transmit) {
             // The array's field turns each voxel's axis by its own phase.
             LARMOR_UNROLL
@@ -357,11 +365,11 @@ struct ForwardKernel {
           pending.elapsed += rec.duration;
         } else if (rec.duration > 0.0f) {
           const bool use_b = evolution_slot_b(rec.duration, duration_a, duration_b, b_used_last,
-                                              lane, slot_a, slot_b);
+                                              lane, slot_a, slot_b, directions_a, directions_b);
           if (use_b) {
-            state.evolve(live, slot_b, lane.precess, spoil);
+            state.evolve(live, slot_b, lane.precess, spoil, directions_b);
           } else {
-            state.evolve(live, slot_a, lane.precess, spoil);
+            state.evolve(live, slot_a, lane.precess, spoil, directions_a);
           }
           if (Declared && tissue.transport()) {
             const float free_s = free_duration_of(rec, tissue.terms.lobe_s);
@@ -448,20 +456,19 @@ struct ForwardKernel {
 
   // Which of the two cached interval slots holds `duration`'s factors (b:
   // true); a new duration replaces the slot not used last.
-  KOKKOS_FORCEINLINE_FUNCTION static bool evolution_slot_b(float duration, float& duration_a,
-                                                           float& duration_b, bool& b_used_last,
-                                                           const LaneTissue<Real, Lanes>& lane,
-                                                           Evolution<Real> (&slot_a)[Lanes],
-                                                           Evolution<Real> (&slot_b)[Lanes]) {
+  KOKKOS_FORCEINLINE_FUNCTION static bool evolution_slot_b(
+      float duration, float& duration_a, float& duration_b, bool& b_used_last,
+      const LaneTissue<Real, Lanes>& lane, Evolution<Real> (&slot_a)[Lanes],
+      Evolution<Real> (&slot_b)[Lanes], unsigned& directions_a, unsigned& directions_b) {
     bool use_b = duration == duration_b;
     if (!use_b && duration != duration_a) {
       use_b = !b_used_last;
       if (use_b) {
         duration_b = duration;
-        fill_evolution(duration, lane, slot_b);
+        directions_b = fill_evolution(duration, lane, slot_b);
       } else {
         duration_a = duration;
-        fill_evolution(duration, lane, slot_a);
+        directions_a = fill_evolution(duration, lane, slot_a);
       }
     }
     b_used_last = use_b;
@@ -478,13 +485,17 @@ struct ForwardKernel {
     return PendingFactors<Lanes>(interval, pending.spoiled);
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION static void fill_evolution(float duration,
-                                                         const LaneTissue<Real, Lanes>& lane,
-                                                         Evolution<Real> (&slot)[Lanes]) {
+  // Returns the directions of the factors' tangents (forward mode).
+  KOKKOS_FORCEINLINE_FUNCTION static unsigned fill_evolution(float duration,
+                                                             const LaneTissue<Real, Lanes>& lane,
+                                                             Evolution<Real> (&slot)[Lanes]) {
+    unsigned directions = 0;
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
       slot[l] = make_evolution(Real(duration), lane.r1[l], lane.r2[l], lane.df_hz[l], lane.precess);
+      directions |= dual_steps::directions_of(slot[l]);
     }
+    return directions;
   }
 
   // Where each lane's samples go: its voxel's row of the signal array, found

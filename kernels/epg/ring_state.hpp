@@ -19,6 +19,7 @@ namespace larmor::epg {
 
 template <class Real, int Orders, int Lanes>
 struct RingStateBlock {
+  using real_type = Real;
   static constexpr int opt = Orders;
   static constexpr int lanes = Lanes;
   static constexpr int ring_slots() {
@@ -34,9 +35,11 @@ struct RingStateBlock {
   Real z_re[opt][lanes], z_im[opt][lanes];
   int plus_base = 0;
   int minus_base = 0;
+  unsigned carried = 0;  // as StateBlock::carried
 
   KOKKOS_INLINE_FUNCTION void reset(int /*thread*/) {
     plus_base = minus_base = 0;
+    carried = 0;
     for (int j = 0; j < ring; ++j) {
       for (int l = 0; l < lanes; ++l) {
         fp_re[j][l] = fp_im[j][l] = fm_re[j][l] = fm_im[j][l] = Real(0.0f);
@@ -92,7 +95,23 @@ struct RingStateBlock {
   KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_re(int l) const { return fp_re[plus_base][l]; }
   KOKKOS_FORCEINLINE_FUNCTION const Real& fp0_im(int l) const { return fp_im[plus_base][l]; }
 
+  // As StateBlock::for_each_order.
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void for_each_order(int live, const F& f) {
+    const int n = live < opt ? live : opt;
+    for (int k = 0; k < n; ++k) {
+      const int p = plus_slot(k), m = minus_slot(k);
+      for (int l = 0; l < lanes; ++l) {
+        f(k, l, fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l], z_re[k][l], z_im[k][l]);
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
+    if constexpr (dual_steps::applies_v<Real>) {
+      dual_steps::rotate(*this, live, rotation);
+      return;
+    }
     const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
@@ -109,6 +128,7 @@ struct RingStateBlock {
   // temporary became an array the vectoriser could not analyse).
   KOKKOS_INLINE_FUNCTION void rotate_general(int live,
                                              const GeneralRotation<Real> (&rotation)[lanes]) {
+    carried = ~0u;  // dual products: whatever directions its coefficients carry
     LaneRotations<Real, lanes> r;
     Real c2_im[lanes];
     for (int l = 0; l < lanes; ++l) {
@@ -126,22 +146,27 @@ struct RingStateBlock {
   }
 
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
-                                     bool spoil) {
+                                     bool spoil, unsigned directions = ~0u) {
     if (precess) {
-      evolve_orders<true>(live < opt ? live : opt, ev, spoil);
+      evolve_orders<true>(live, ev, spoil, directions);
     } else {
-      evolve_orders<false>(live < opt ? live : opt, ev, spoil);
+      evolve_orders<false>(live, ev, spoil, directions);
     }
   }
 
   template <bool Precess>
-  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int n, const Evolution<Real> (&ev)[lanes],
-                                                 bool spoil) {
+  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int live, const Evolution<Real> (&ev)[lanes],
+                                                 bool spoil, unsigned directions) {
     Evolution<Real> applied[lanes];
     for (int l = 0; l < lanes; ++l) {
       applied[l] = ev[l];
       if (spoil) applied[l].e2 = applied[l].rot_re = applied[l].rot_im = Real(0.0f);
     }
+    if constexpr (dual_steps::applies_v<Real>) {
+      dual_steps::evolve<Precess>(*this, live, applied, directions);
+      return;
+    }
+    const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
       for (int l = 0; l < lanes; ++l) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "common/kokkos_compat.hpp"
+#include "epg/dual_steps.hpp"
 #include "epg/operators.hpp"
 #include "epg/slice_profile.hpp"
 #include "epg/transport.hpp"
@@ -149,6 +150,8 @@ template <class Real, int Lanes>
 struct LaneRotations {
   Real c2[Lanes], ca[Lanes], u_re[Lanes], u_im[Lanes], v_re[Lanes], v_im[Lanes], h_re[Lanes],
       h_im[Lanes];
+  // Forward mode: the directions of the coefficients' tangents (dual_steps.hpp).
+  unsigned directions = ~0u;
 
   KOKKOS_FORCEINLINE_FUNCTION void set(int l, const RotationCoefficients<Real>& r) {
     c2[l] = r.c2;
@@ -167,6 +170,7 @@ struct LaneRotations {
 
 template <class Real, int OrdersPerThread, int Lanes>
 struct StateBlock {
+  using real_type = Real;
   static constexpr int opt = OrdersPerThread;
   static constexpr int lanes = Lanes;
 
@@ -175,10 +179,14 @@ struct StateBlock {
   Real z_re[opt][lanes], z_im[opt][lanes];
   int thread_in_group = 0;
   int first_order = 0;  // of this thread's block
+  // Forward mode: the directions the tangents may be nonzero along
+  // (dual_steps.hpp); reset and loaded states have zero tangents.
+  unsigned carried = 0;
 
   KOKKOS_INLINE_FUNCTION void reset(int thread) {
     thread_in_group = thread;
     first_order = thread * opt;
+    carried = 0;
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       LARMOR_UNROLL
@@ -242,7 +250,28 @@ struct StateBlock {
     return n < 0 ? 0 : (n > opt ? opt : n);
   }
 
+  // f(order, lane, fp_re, fp_im, fm_re, fm_im, z_re, z_im) on every live order
+  // of this thread's block (dual_steps.hpp).
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void for_each_order(int live, const F& f) {
+    const int n = live_here(live);
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        LARMOR_UNROLL
+        for (int l = 0; l < lanes; ++l) {
+          f(first_order + j, l, fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l], z_re[j][l],
+            z_im[j][l]);
+        }
+      }
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
+    if constexpr (dual_steps::applies_v<Real>) {
+      dual_steps::rotate(*this, live, rotation);
+      return;
+    }
     const int n = live_here(live);
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
@@ -259,6 +288,7 @@ struct StateBlock {
   // A slice-selective pulse: each lane's general rotation (slice_profile.hpp).
   KOKKOS_INLINE_FUNCTION void rotate_general(int live,
                                              const GeneralRotation<Real> (&rotation)[lanes]) {
+    carried = ~0u;  // dual products: whatever directions its coefficients carry
     const int n = live_here(live);
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
@@ -274,24 +304,30 @@ struct StateBlock {
   // is uniform and taken outside the order and lane loops. A spoiler just
   // before the interval zeroes the transverse states; folded into the decay
   // factor it costs nothing per order.
+  // `directions`: those of the factors' tangents in forward mode (dual_steps.hpp).
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
-                                     bool spoil) {
+                                     bool spoil, unsigned directions = ~0u) {
     if (precess) {
-      evolve_orders<true>(live_here(live), ev, spoil);
+      evolve_orders<true>(live, ev, spoil, directions);
     } else {
-      evolve_orders<false>(live_here(live), ev, spoil);
+      evolve_orders<false>(live, ev, spoil, directions);
     }
   }
 
   template <bool Precess>
-  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int n, const Evolution<Real> (&ev)[lanes],
-                                                 bool spoil) {
+  KOKKOS_FORCEINLINE_FUNCTION void evolve_orders(int live, const Evolution<Real> (&ev)[lanes],
+                                                 bool spoil, unsigned directions) {
     Evolution<Real> applied[lanes];
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       applied[l] = ev[l];
       if (spoil) applied[l].e2 = applied[l].rot_re = applied[l].rot_im = Real(0.0f);
     }
+    if constexpr (dual_steps::applies_v<Real>) {
+      dual_steps::evolve<Precess>(*this, live, applied, directions);
+      return;
+    }
+    const int n = live_here(live);
     LARMOR_UNROLL
     for (int j = 0; j < opt; ++j) {
       if (j < n) {
