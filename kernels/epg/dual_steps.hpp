@@ -86,8 +86,8 @@ KOKKOS_FORCEINLINE_FUNCTION Parts read(int p, const Real& fp_re, const Real& fp_
           part_of(fm_im, p), part_of(z_re, p),  part_of(z_im, p)};
 }
 
-// One step of a by-parts sweep: `apply(coefficients, order, x)` is the step at
-// float coefficients on the parts x of one order.
+// The steps a sweep takes: `step(coefficients, order, x)` applies the step at
+// float coefficients to the parts x of one order.
 struct RotationStep {
   template <class Coefficients>
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Coefficients& r, int, Parts& x) const {
