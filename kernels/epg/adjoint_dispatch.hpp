@@ -5,7 +5,8 @@
 // kernel (adjoint_impl.hpp) above and for slice-selective pulses; an on-axis table at float takes
 // the grouped layout on the axis states (axis_adjoint.hpp), eight voxels in SIMD lanes per host
 // thread (one under LaunchOptions::real_scalar). LaunchOptions::plain_adjoint selects the plain
-// kernel for any order count (the tests compare the two everywhere).
+// kernel for any order count (the tests compare the two everywhere). A device's grouped complex
+// sweep compiles the declared terms only into the variant that runs them.
 #pragma once
 
 #include <stdexcept>
@@ -178,16 +179,22 @@ void simulate_reverse(const ExecSpace& exec,
         }
       }
     }
-    const auto grouped = [&](auto opt_constant, int group_threads) {
+    const auto grouped = [&](auto opt_constant, auto declared_constant, int group_threads) {
       constexpr int opt = decltype(opt_constant)::value;
-      using Complex = GroupedAdjointKernel<ExecSpace, Real, opt>;
+      using Complex =
+          GroupedAdjointKernel<ExecSpace, Real, opt, decltype(declared_constant)::value>;
       return launch_grouped(std::common_type<Complex>{}, opt, group_threads, 1);
     };
     if constexpr (host) {
-      if (events.orders <= 16) return grouped(std::integral_constant<int, 16>{}, 1);
-      return grouped(std::integral_constant<int, 64>{}, 1);
+      if (events.orders <= 16)
+        return grouped(std::integral_constant<int, 16>{}, std::true_type{}, 1);
+      return grouped(std::integral_constant<int, 64>{}, std::true_type{}, 1);
     } else {
-      return grouped(std::integral_constant<int, 4>{}, events.orders <= 16 ? 4 : 16);
+      const int group_threads = events.orders <= 16 ? 4 : 16;
+      if (declares_terms(tissue)) {
+        return grouped(std::integral_constant<int, 4>{}, std::true_type{}, group_threads);
+      }
+      return grouped(std::integral_constant<int, 4>{}, std::false_type{}, group_threads);
     }
   }
   launch.padded_orders = events.orders;

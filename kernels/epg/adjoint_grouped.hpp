@@ -12,6 +12,12 @@
 // fixed-size blocks that the compiler unrolls, faster there too than the
 // plain one-voxel kernel of adjoint_impl.hpp (which takes over above 64
 // orders).
+//
+// `Declared` compiles the declared terms' code (diffusion and flow factors,
+// a transmit array's fields). A device run that declares none takes the
+// variant without it: the sweep waits on fetching its own instructions, and
+// that code nearly triples its size (docs/performance.md, "Reverse sweeps").
+// Host runs take the full variant.
 #pragma once
 
 #include "epg/adjoint_impl.hpp"
@@ -19,7 +25,7 @@
 
 namespace larmor::epg {
 
-template <class ExecSpace, class Real, int OPT>
+template <class ExecSpace, class Real, int OPT, bool Declared = true>
 struct GroupedAdjointKernel
     : ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight> {
   using Base = ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight>;
@@ -123,6 +129,16 @@ struct GroupedAdjointKernel
 
   using Terms = adjoint_detail::DeclaredTerms<memory_space>;
 
+  // The run's declared terms, constant false in the variant without them.
+  static KOKKOS_FORCEINLINE_FUNCTION bool has_lobes(const Terms& d) { return Declared && d.lobes; }
+  static KOKKOS_FORCEINLINE_FUNCTION bool has_transport(const Terms& d) {
+    return Declared && d.transport;
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION adjoint_detail::PulseAxis axis_of(const EventRecord& rec,
+                                                                       const Terms& d) {
+    return adjoint_detail::pulse_axis(rec, Declared ? d.field(rec) : TransmitField{});
+  }
+
   // A lobe's factors on a block (conjugated for the adjoint), and an
   // interval's.
   static KOKKOS_INLINE_FUNCTION void transport_lobe(Block& b, const Tissue& t, const Terms& d,
@@ -148,11 +164,11 @@ struct GroupedAdjointKernel
   KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, Block& s, const Tissue& t,
                                     const Terms& d, int live) const {
     s.shift(team, x);
-    if (d.lobes) transport_lobe(s, t, d, live, false);
+    if (has_lobes(d)) transport_lobe(s, t, d, live, false);
   }
   KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& lam, const Tissue& t,
                                       const Terms& d, int live) const {
-    if (d.lobes) transport_lobe(lam, t, d, live, true);
+    if (has_lobes(d)) transport_lobe(lam, t, d, live, true);
     unshift(team, x, lam);
   }
 
@@ -164,7 +180,7 @@ struct GroupedAdjointKernel
     if (act & abi::action::crush_before) shift(team, x, s, t, d, live);
     if (kind_of(rec) == abi::EventKind::pulse) {
       LaneRotations<Real, 1> r;
-      r.set(0, adjoint_detail::rotation_of(rec, adjoint_detail::pulse_axis(rec, d.field(rec)), t));
+      r.set(0, adjoint_detail::rotation_of(rec, axis_of(rec, d), t));
       s.rotate(live, r);
     }
     if (act & abi::action::crush_after) shift(team, x, s, t, d, live);
@@ -173,7 +189,7 @@ struct GroupedAdjointKernel
     if (rec.duration > 0.0f) {
       const Evolution<Real> ev[1] = {adjoint_detail::evolution_of(rec, t)};
       s.evolve(live, ev, t.precess, spoil);
-      if (d.transport) transport_interval(s, t, free_duration_of(rec, d.lobe_s), live, false);
+      if (has_transport(d)) transport_interval(s, t, free_duration_of(rec, d.lobe_s), live, false);
     } else if (spoil) {
       s.spoil();
     }
@@ -189,39 +205,40 @@ struct GroupedAdjointKernel
     // Inactive groups walk a copy of voxel 0 (warp-synchronous shuffles) and
     // touch no memory of their own.
     const Tissue t = voxel_tissue<Real>(tissue, directions, active ? v : 0);
-    const Terms d = declared_terms(tissue, active ? v : 0);
+    const Terms d = Declared ? declared_terms(tissue, active ? v : 0) : Terms{};
     Exchange x;
     x.team_threads = team.team_size();
     x.threads = group_threads;
     x.shuffle = group_threads > 1;
     Block s, s1, lam;
     s.reset(thread);
-    // One stretch holding the whole stream: the forward sweep fills it and
-    // the reverse sweep needs no replay.
-    const bool keep_all = interval >= events.count;
-    for (int e = 0; e < events.count; ++e) {
-      if (active && keep_all) save(stretch, v, e, s);
-      if (active && !keep_all && e % interval == 0) save(checkpoints, v, e / interval, s);
-      apply_event(team, x, s, events.records(e), t, d);
-    }
     lam.reset(thread);
     clear(lam);
     Gradients<Real> g;
+    // One loop of forward steps, so that the event code is compiled once:
+    // the first pass saves a checkpoint at the start of each stretch and
+    // every state of the last stretch, whose reverse follows at once; each
+    // earlier stretch is replayed from its checkpoint, then reversed. An
+    // interval as long as the stream is one stretch: no replay at all.
     const int stretches = (events.count + interval - 1) / interval;
-    for (int c = stretches - 1; c >= 0; --c) {
-      const int first = c * interval;
-      const int end = first + interval < events.count ? first + interval : events.count;
-      if (!keep_all) {
-        if (active) load(checkpoints, v, c, s);
-        for (int e = first; e < end; ++e) {
-          if (active) save(stretch, v, e - first, s);
-          apply_event(team, x, s, events.records(e), t, d);
-        }
+    int c = stretches - 1;
+    int first = c * interval;  // the stretch whose states the pass saves
+    int e = 0, end = events.count;
+    for (;;) {
+      for (; e < end; ++e) {
+        if (active && e >= first) save(stretch, v, e - first, s);
+        if (active && e < first && e % interval == 0) save(checkpoints, v, e / interval, s);
+        apply_event(team, x, s, events.records(e), t, d);
       }
-      for (int e = end - 1; e >= first; --e) {
-        if (active) load(stretch, v, e - first, s);
-        reverse_event(team, x, v, active, e, events.records(e), t, d, s, s1, lam, g);
+      for (int r = end - 1; r >= first; --r) {
+        if (active) load(stretch, v, r - first, s);
+        reverse_event(team, x, v, active, r, events.records(r), t, d, s, s1, lam, g);
       }
+      if (--c < 0) break;
+      first = c * interval;
+      e = first;
+      end = first + interval;
+      if (active) load(checkpoints, v, c, s);
     }
     for (int d = 0; d < tissue_direction::count; ++d) {
       const Real total = group_sum(g.tissue[d]);
@@ -260,7 +277,7 @@ struct GroupedAdjointKernel
     RotationCoefficients<Real> rot{};
     PulseAxis axis{};
     if (kind == abi::EventKind::pulse) {
-      axis = pulse_axis(rec, d.field(rec));
+      axis = axis_of(rec, d);
       rot = rotation_of(rec, axis, t);
       LaneRotations<Real, 1> r;
       r.set(0, rot);
@@ -272,8 +289,8 @@ struct GroupedAdjointKernel
     Real seq_flip(0.0f), seq_phase(0.0f), seq_duration(0.0f);
     if (rec.duration > 0.0f) {
       Real ge[4] = {};
-      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, d.transport, d.lobe_s, here,
-                              order_zero, ge);
+      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, has_transport(d), d.lobe_s,
+                              here, order_zero, ge);
       g.tissue[tissue_direction::t1] += ge[0] * -(t.inv_t1 * t.inv_t1);
       g.tissue[tissue_direction::t2] += ge[1] * -(t.inv_t2 * t.inv_t2);
       g.tissue[tissue_direction::df] += ge[2];

@@ -349,30 +349,34 @@ struct AxisAdjointKernel
       LARMOR_UNROLL
       for (int k = 0; k < L; ++k) s.c[0][k] = 1.0f;
     }
-    const bool keep_all = interval >= events.count;
-    for (int e = 0; e < events.count; ++e) {
-      if (at.block_active && keep_all) save(stretch, e, at, s, read_orders(at, events.records(e)));
-      if (at.block_active && !keep_all && e % interval == 0) save(checkpoints, e / interval, at, s);
-      apply_event(team, x, at, coefficients, s, events.records(e));
-    }
     l.clear();
     m.clear();
     float g[tissue_direction::count][L] = {};
+    // One loop of forward steps, as GroupedAdjointKernel's: the first pass
+    // saves the checkpoints and the last stretch, each earlier stretch is
+    // replayed from its checkpoint before its reverse.
     const int stretches = (events.count + interval - 1) / interval;
-    for (int c = stretches - 1; c >= 0; --c) {
-      const int first = c * interval;
-      const int end = first + interval < events.count ? first + interval : events.count;
-      if (!keep_all) {
-        if (at.block_active) load(checkpoints, c, at, s);
-        for (int e = first; e < end; ++e) {
-          if (at.block_active) save(stretch, e - first, at, s, read_orders(at, events.records(e)));
-          apply_event(team, x, at, coefficients, s, events.records(e));
+    int c = stretches - 1;
+    int first = c * interval;  // the stretch whose states the pass saves
+    int e = 0, end = events.count;
+    for (;;) {
+      for (; e < end; ++e) {
+        const EventRecord& rec = events.records(e);
+        if (at.block_active && e >= first) save(stretch, e - first, at, s, read_orders(at, rec));
+        if (at.block_active && e < first && e % interval == 0) {
+          save(checkpoints, e / interval, at, s);
         }
+        apply_event(team, x, at, coefficients, s, rec);
       }
-      for (int e = end - 1; e >= first; --e) {
-        if (at.block_active) load(stretch, e - first, at, s, read_orders(at, events.records(e)));
-        reverse_event(team, x, at, coefficients, e, events.records(e), s, l, m, g);
+      for (int r = end - 1; r >= first; --r) {
+        if (at.block_active) load(stretch, r - first, at, s, read_orders(at, events.records(r)));
+        reverse_event(team, x, at, coefficients, r, events.records(r), s, l, m, g);
       }
+      if (--c < 0) break;
+      first = c * interval;
+      e = first;
+      end = first + interval;
+      if (at.block_active) load(checkpoints, c, at, s);
     }
     for (int d = 0; d < tissue_direction::count; ++d) {
       LARMOR_UNROLL
