@@ -151,7 +151,8 @@ void simulate_reverse(const ExecSpace& exec,
       kernel.group_threads = group_threads;
       const int per_team = launch.groups * launch.lanes;
       const int league = (tissue.voxels + per_team - 1) / per_team;
-      run(kernel, Kokkos::TeamPolicy<ExecSpace>(exec, league, launch.groups * group_threads));
+      using Policy = Kokkos::TeamPolicy<ExecSpace, typename Kernel::launch_bounds>;
+      run(kernel, Policy(exec, league, launch.groups * group_threads));
     };
     if constexpr (std::is_same_v<Real, float>) {
       if (events.on_axis && !declares_terms(tissue)) {

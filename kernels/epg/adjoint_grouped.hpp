@@ -39,6 +39,13 @@ struct GroupedAdjointKernel
   static constexpr int components = 6;
   static constexpr int parts = part_count_v<Real>;
 
+  // The variant without declared terms at float is held to 128 registers
+  // on a device (a one-warp team, 16 per multiprocessor): four warps per
+  // scheduler instead of three hide more of its fetch and load latency than
+  // the few spilled registers cost (docs/performance.md, "Reverse sweeps").
+  using launch_bounds = std::conditional_t<!Declared && std::is_same_v<Real, float>,
+                                           Kokkos::LaunchBounds<32, 16>, Kokkos::LaunchBounds<>>;
+
   int groups = 1;         // voxels per team
   int group_threads = 1;  // threads per voxel (a power of two dividing a warp)
 

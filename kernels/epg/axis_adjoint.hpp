@@ -54,6 +54,7 @@ struct AxisAdjointKernel
   using Tissue = adjoint_detail::VoxelTissue<float>;
   static constexpr int components = 3;
   static constexpr int parts = 1;
+  using launch_bounds = Kokkos::LaunchBounds<>;
   static constexpr int lanes = L;
 
   // `f(j, l)` for the live orders [0, here) of a thread's block and each
