@@ -17,7 +17,7 @@
 // a transmit array's fields). A device run that declares none takes the
 // variant without it: the sweep waits on fetching its own instructions, and
 // that code nearly triples its size (docs/performance.md, "Reverse sweeps").
-// Host runs take the full variant.
+// Host runs take the full variant (the split measured no faster there).
 #pragma once
 
 #include "epg/adjoint_impl.hpp"
