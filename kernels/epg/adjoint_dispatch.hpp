@@ -187,8 +187,12 @@ void simulate_reverse(const ExecSpace& exec,
       return launch_grouped(std::common_type<Complex>{}, opt, group_threads, 1);
     };
     if constexpr (host) {
+      // The smallest block of 16, 32 or 64 orders that holds the run's: its
+      // unrolled steps, shifts and saves cover the whole block.
       if (events.orders <= 16)
         return grouped(std::integral_constant<int, 16>{}, std::true_type{}, 1);
+      if (events.orders <= 32)
+        return grouped(std::integral_constant<int, 32>{}, std::true_type{}, 1);
       return grouped(std::integral_constant<int, 64>{}, std::true_type{}, 1);
     } else {
       const int group_threads = events.orders <= 16 ? 4 : 16;
