@@ -156,18 +156,20 @@ struct ForwardKernel {
   static constexpr bool fixed_warp = WarpGroup > 0;
   using Exchange = std::conditional_t<fixed_warp, WarpExchange<Real, Lanes, WarpGroup>,
                                       EdgeExchange<Real, Lanes>>;
-  // On-axis forward runs defer the relaxation between pulses to the next
-  // pulse, which applies it as a column scaling of its rotation
-  // (PendingInterval): one pass over the orders per pulse. Forward mode
-  // keeps the separate steps (along df the relaxation is not diagonal).
-  static constexpr bool defers_relaxation = OnAxis && std::is_same_v<Real, float>;
+  // Forward runs defer the relaxation between pulses to the next pulse,
+  // which applies it as a column scaling of its rotation (PendingInterval,
+  // PendingComplexRotation): one pass over the orders per pulse. Forward
+  // mode keeps the separate steps (along df the relaxation is not diagonal),
+  // and so do the declared terms off the axis (diffusion and flow differ
+  // between orders; a carried state is stored relaxed).
+  static constexpr bool defers_relaxation = std::is_same_v<Real, float> && (OnAxis || !Declared);
   // Device blocks defer the shifts too (PendingInterval::shifts): each pulse
   // folds them into its rotation, so the loop moves no registers to shift.
   // A host ring shifts by moving two offsets, so deferring saves no work
   // there, and measured slower (docs/performance.md, "Device kernels":
   // `larmor bench -w mese -t in_phase` on one host core).
   static constexpr bool defers_shifts =
-      defers_relaxation && !Declared && !kx::is_host_space_v<ExecSpace>;
+      defers_relaxation && OnAxis && !Declared && !kx::is_host_space_v<ExecSpace>;
 
   EventTable<memory_space> events;
   TissueViews<memory_space> tissue;
@@ -329,7 +331,12 @@ struct ForwardKernel {
             LARMOR_UNROLL
             for (int l = 0; l < Lanes; ++l) rotation.set(l, make_rotation(flip[l], phase));
           }
-          if constexpr (defers_relaxation) {
+          if constexpr (defers_relaxation && !OnAxis) {
+            const PendingComplexRotation<Lanes> pending_rotation(
+                rotation, deferred_evolution(pulse_interval, pending, lane));
+            state.rotate_pending(live, pending_rotation, lane.precess);
+            pending = PendingInterval{};
+          } else if constexpr (defers_relaxation) {
             const PendingRotation<Lanes> pending_rotation(
                 rotation, deferred_factors(pulse_interval, pending, lane));
             if constexpr (defers_shifts) {
@@ -342,7 +349,11 @@ struct ForwardKernel {
             state.rotate(live, rotation);
           }
         } else if (kind == abi::EventKind::adc) {
-          if constexpr (defers_relaxation) {
+          if constexpr (defers_relaxation && !OnAxis) {
+            // As below: every thread looks up the factors.
+            const PendingEvolution<Lanes> f = deferred_evolution(sample_interval, pending, lane);
+            if (thread == 0) record_sample(rec, lane, state, writer, nullptr, 0, &f);
+          } else if constexpr (defers_relaxation) {
             // Every thread looks up the factors, so that the group's interval
             // caches stay alike and later lookups do not diverge.
             const PendingFactors<Lanes> f = deferred_factors(sample_interval, pending, lane);
@@ -395,7 +406,13 @@ struct ForwardKernel {
     // measuring (`larmor bench -w mese` on the host), not derived.
     if (state_out.extent(0) > 0) {
       if constexpr (defers_shifts) state.shift_times(team, exchange, pending.shifts);
-      if constexpr (defers_relaxation) {
+      if constexpr (defers_relaxation && !OnAxis) {
+        const PendingEvolution<Lanes> f = deferred_evolution(pulse_interval, pending, lane);
+        Evolution<Real> evolution[Lanes];
+        LARMOR_UNROLL
+        for (int l = 0; l < Lanes; ++l) evolution[l] = f.lane(l);
+        state.evolve(events.orders, evolution, lane.precess, false);
+      } else if constexpr (defers_relaxation) {
         state.relax_pending(deferred_factors(pulse_interval, pending, lane));
       }
       state.store(state_out, lane.voxel, lane.active, events.orders);
@@ -485,6 +502,15 @@ struct ForwardKernel {
     return PendingFactors<Lanes>(interval, pending.spoiled);
   }
 
+  // The same for the complex kernels: the pending free evolution.
+  template <bool WithT1>
+  KOKKOS_FORCEINLINE_FUNCTION static PendingEvolution<Lanes> deferred_evolution(
+      IntervalCache<Lanes, WithT1>& interval, const PendingInterval& pending,
+      const LaneTissue<Real, Lanes>& lane) {
+    interval.look_up(pending.elapsed, lane.r1, lane.r2);
+    return PendingEvolution<Lanes>(interval, pending, lane.df_hz, lane.precess);
+  }
+
   // Returns the directions of the factors' tangents (forward mode).
   KOKKOS_FORCEINLINE_FUNCTION static unsigned fill_evolution(float duration,
                                                              const LaneTissue<Real, Lanes>& lane,
@@ -513,13 +539,14 @@ struct ForwardKernel {
     return w;
   }
 
-  // (`decay`, `shifts`: where relaxation and shifts are deferred, the
-  // transverse decay and the shifts not yet applied to the state.)
-  KOKKOS_FORCEINLINE_FUNCTION void record_sample(const EventRecord& rec,
-                                                 const LaneTissue<Real, Lanes>& lane,
-                                                 const State& state, const SampleWriter& writer,
-                                                 const float* decay = nullptr,
-                                                 int shifts = 0) const {
+  // (`decay`, `shifts`: where relaxation and shifts are deferred on the
+  // axis, the transverse decay and the shifts not yet applied to the state;
+  // `evolution`: the complex kernels' pending evolution, of which F+ takes
+  // rot.)
+  KOKKOS_FORCEINLINE_FUNCTION void record_sample(
+      const EventRecord& rec, const LaneTissue<Real, Lanes>& lane, const State& state,
+      const SampleWriter& writer, const float* decay = nullptr, int shifts = 0,
+      const PendingEvolution<Lanes>* evolution = nullptr) const {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
       if (writer.row[l] == nullptr) continue;
@@ -529,7 +556,12 @@ struct ForwardKernel {
         fp_re = sample_re(plus_zero);
         fp_im = sample_im(plus_zero);
       }
-      if constexpr (defers_relaxation) {
+      if constexpr (defers_relaxation && !OnAxis) {
+        const float rot_re = evolution->rot_re[l], rot_im = evolution->rot_im[l];
+        const Real re = fp_re;
+        fp_re = rot_re * re - rot_im * fp_im;
+        fp_im = rot_re * fp_im + rot_im * re;
+      } else if constexpr (defers_relaxation) {
         fp_re *= decay[l];
         fp_im *= decay[l];
       }

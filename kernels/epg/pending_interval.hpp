@@ -1,9 +1,13 @@
-// Deferred relaxation for the on-axis forward kernels (float): what the
-// event loop counts between pulses, the factors of the intervals it skipped,
-// and the next pulse's rotation with that relaxation folded into it.
+// Deferred relaxation for the forward kernels at float (on the axis, and
+// complex without declared terms): what the event loop counts between pulses,
+// the factors of the intervals it skipped, and the next pulse's rotation with
+// that relaxation folded into it.
 #pragma once
 
 #include "common/kokkos_compat.hpp"
+#include "common/sincos.hpp"
+#include "epg/operators.hpp"
+#include "epg/slice_profile.hpp"
 #include "epg/state_block.hpp"
 
 namespace larmor::epg {
@@ -133,6 +137,100 @@ struct PendingRotation {
     a -= weight * zero_a[l];
     b += weight * zero_a[l];
     c += weight * zero_c[l];
+  }
+};
+
+// The complex kernels defer the same way (forward runs at float without
+// declared terms). There the pending interval is a free evolution: E1 and
+// the recovery on Z, and on F+ the factor e2 e^{i phi} (phi the precession
+// since the last pulse; F- takes its conjugate), still the same for every
+// order, so it commutes with shifts and spoilers as on the axis. The
+// factors of the pending interval, per lane (a sample's have no T1 part).
+template <int Lanes>
+struct PendingEvolution {
+  // Lane arrays, so that the host's lane loops vectorise.
+  float e1[Lanes], e2[Lanes], recovery[Lanes], rot_re[Lanes], rot_im[Lanes];
+
+  template <bool WithT1>
+  KOKKOS_FORCEINLINE_FUNCTION PendingEvolution(const IntervalCache<Lanes, WithT1>& interval,
+                                               const PendingInterval& pending,
+                                               const float (&df_hz)[Lanes], bool precess) {
+    const float transverse = pending.spoiled ? 0.0f : 1.0f;
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      e1[l] = WithT1 ? interval.e1[l] : 1.0f;
+      recovery[l] = WithT1 ? 1.0f - interval.e1[l] : 0.0f;
+      e2[l] = transverse * interval.e2[l];
+      rot_re[l] = e2[l];
+      rot_im[l] = 0.0f;
+    }
+    if (precess) {
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        float s, c;
+        sincos_turns(df_hz[l] * pending.elapsed, s, c);
+        rot_re[l] = e2[l] * c;
+        rot_im[l] = e2[l] * s;
+      }
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION Evolution<float> lane(int l) const {
+    return {e1[l], e2[l], rot_re[l], rot_im[l], recovery[l]};
+  }
+};
+
+// A pulse's complex rotation R after the pending evolution D: R D scales R's
+// columns (F+ by a = e2 e^{i phi}, F- by conj(a), Z by e1), which keeps the
+// rotation's form with c2 a (complex: slice_profile.hpp's general rotation),
+// u conj(a), h conj(a), v e1 and ca e1; R r adds the recovery's image
+// (-i v r, i conj(v) r, ca r) to order 0. Off resonance nowhere in the team,
+// a is real and c2 stays real (`Precess` false).
+template <int Lanes>
+struct PendingComplexRotation {
+  LaneRotations<float, Lanes> r;
+  float c2_im[Lanes];
+  float zero_re[Lanes], zero_im[Lanes], zero_z[Lanes];  // order 0: v_im r, v_re r, ca r
+
+  KOKKOS_FORCEINLINE_FUNCTION PendingComplexRotation(const LaneRotations<float, Lanes>& rotation,
+                                                     const PendingEvolution<Lanes>& pending) {
+    LARMOR_UNROLL
+    for (int l = 0; l < Lanes; ++l) {
+      const float a_re = pending.rot_re[l], a_im = pending.rot_im[l], e1 = pending.e1[l];
+      const float u_re = rotation.u_re[l], u_im = rotation.u_im[l];
+      const float h_re = rotation.h_re[l], h_im = rotation.h_im[l];
+      r.c2[l] = rotation.c2[l] * a_re;
+      c2_im[l] = rotation.c2[l] * a_im;
+      r.u_re[l] = u_re * a_re + u_im * a_im;
+      r.u_im[l] = u_im * a_re - u_re * a_im;
+      r.h_re[l] = h_re * a_re + h_im * a_im;
+      r.h_im[l] = h_im * a_re - h_re * a_im;
+      r.v_re[l] = rotation.v_re[l] * e1;
+      r.v_im[l] = rotation.v_im[l] * e1;
+      r.ca[l] = rotation.ca[l] * e1;
+      zero_re[l] = rotation.v_im[l] * pending.recovery[l];
+      zero_im[l] = rotation.v_re[l] * pending.recovery[l];
+      zero_z[l] = rotation.ca[l] * pending.recovery[l];
+    }
+  }
+
+  template <bool Precess>
+  KOKKOS_FORCEINLINE_FUNCTION void apply(int l, float& fp_re, float& fp_im, float& fm_re,
+                                         float& fm_im, float& z_re, float& z_im) const {
+    if constexpr (Precess) {
+      rotate_general(r.get(l), c2_im[l], fp_re, fp_im, fm_re, fm_im, z_re, z_im);
+    } else {
+      rotate(r.get(l), fp_re, fp_im, fm_re, fm_im, z_re, z_im);
+    }
+  }
+  // Order 0 after apply(); `weight` 0 or 1 keeps device threads uniform.
+  KOKKOS_FORCEINLINE_FUNCTION void recover(int l, float weight, float& fp_re, float& fp_im,
+                                           float& fm_re, float& fm_im, float& z_re) const {
+    fp_re += weight * zero_re[l];
+    fp_im -= weight * zero_im[l];
+    fm_re += weight * zero_re[l];
+    fm_im += weight * zero_im[l];
+    z_re += weight * zero_z[l];
   }
 };
 

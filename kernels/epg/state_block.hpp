@@ -285,6 +285,37 @@ struct StateBlock {
     }
   }
 
+  // The rotation after the pending free evolution (PendingComplexRotation;
+  // float): `precess` is the team's, so the branch is uniform.
+  template <class Pending>
+  KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const Pending& r, bool precess) {
+    if (precess) {
+      rotate_pending_orders<true>(live, r);
+    } else {
+      rotate_pending_orders<false>(live, r);
+    }
+    const float weight = first_order == 0 ? 1.0f : 0.0f;
+    LARMOR_UNROLL
+    for (int l = 0; l < lanes; ++l) {
+      r.recover(l, weight, fp_re[0][l], fp_im[0][l], fm_re[0][l], fm_im[0][l], z_re[0][l]);
+    }
+  }
+
+  template <bool Precess, class Pending>
+  KOKKOS_FORCEINLINE_FUNCTION void rotate_pending_orders(int live, const Pending& r) {
+    const int n = live_here(live);
+    LARMOR_UNROLL
+    for (int j = 0; j < opt; ++j) {
+      if (j < n) {
+        LARMOR_UNROLL
+        for (int l = 0; l < lanes; ++l) {
+          r.template apply<Precess>(l, fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
+                                    z_re[j][l], z_im[j][l]);
+        }
+      }
+    }
+  }
+
   // A slice-selective pulse: each lane's general rotation (slice_profile.hpp).
   KOKKOS_INLINE_FUNCTION void rotate_general(int live,
                                              const GeneralRotation<Real> (&rotation)[lanes]) {

@@ -10,9 +10,10 @@ import larmor
 TISSUE = dict(m0=[1.0, 0.7, 1.3], t1_ms=[800.0, 1200.0, 1500.0], t2_ms=[60.0, 90.0, 150.0],
               b1=[0.9, 1.0, 1.1], off_resonance_hz=[3.0, -2.0, 5.0])
 # Central-difference steps in deck units. The truncation error (h^2/6 |f'''|) is below 1e-4 of
-# the largest derivative at each; the float32 signals' rounding (about 5e-8 absolute, for
-# |y| < 0.2) over 2h is too: T2's derivative (about 1e-4 per ms) needs the widest step.
-STEPS = dict(m0=0.1, t1_ms=2.0, t2_ms=1.0, b1=1e-3, off_resonance_hz=0.01)
+# the largest derivative at each; the float32 signals' rounding (up to about 1e-7 absolute, for
+# |y| < 0.2) over 2h stays below 4e-4 of it: T2's derivative (about 1e-4 per ms) and off
+# resonance's (about 3e-3 per Hz) need the widest steps.
+STEPS = dict(m0=0.1, t1_ms=2.0, t2_ms=1.0, b1=1e-3, off_resonance_hz=0.1)
 
 
 def shifted(name, h):
@@ -33,7 +34,11 @@ def test_forward_mode_matches_central_differences(train, k, name):
     assert scale > 0
     # 1e-3 of the largest derivative: ten times the truncation and rounding bounds above.
     np.testing.assert_allclose(d[name], difference, rtol=0, atol=1e-3 * scale)
-    np.testing.assert_array_equal(d.signals, larmor.simulate(train, larmor.Tissue(**TISSUE)))
+    # The value part is the forward simulation; the forward kernel defers each interval's
+    # relaxation to the next pulse and forward mode does not, so they agree to the float32
+    # rounding of ~100 event updates (~1e-5 relative), as below.
+    signals = larmor.simulate(train, larmor.Tissue(**TISSUE))
+    np.testing.assert_allclose(d.signals, signals, rtol=0, atol=1e-5 * np.abs(signals).max())
 
 
 def test_adjoint_tissue_gradients_are_the_transpose_of_forward_mode(train, rng):

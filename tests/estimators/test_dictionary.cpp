@@ -91,23 +91,34 @@ TEST(Dictionary, AgreesWithBruteForceAndWithItsCompression) {
   const Dictionary c = compress(d, 0, 0.99999);
   EXPECT_LT(c.samples, f.samples);
   const MatchResult rc = match(c, s, t.voxels);
+  // The brute force in double: |<atom, voxel>| / |atom|.
+  const auto score = [&](std::int64_t a, int v) {
+    std::complex<double> ip = 0.0;
+    for (int k = 0; k < f.samples; ++k) {
+      const std::size_t ia = (std::size_t(a) * f.samples + k) * 2;
+      const std::size_t is = (std::size_t(v) * f.samples + k) * 2;
+      ip += std::conj(std::complex<double>(f.signals[ia], f.signals[ia + 1])) *
+            std::complex<double>(s[is], s[is + 1]);
+    }
+    return std::abs(ip) / d.norms[a];
+  };
+  int agree_exactly = 0;
   for (int v = 0; v < 300; ++v) {
     double best = -1.0;
     std::int64_t arg = -1;
     for (std::int64_t a = 0; a < d.atoms; ++a) {
-      std::complex<double> ip = 0.0;
-      for (int k = 0; k < f.samples; ++k) {
-        const std::size_t ia = (std::size_t(a) * f.samples + k) * 2;
-        const std::size_t is = (std::size_t(v) * f.samples + k) * 2;
-        ip += std::conj(std::complex<double>(f.signals[ia], f.signals[ia + 1])) *
-              std::complex<double>(s[is], s[is + 1]);
-      }
-      const double score = std::abs(ip) / d.norms[a];
-      if (score > best) best = score, arg = a;
+      const double sa = score(a, v);
+      if (sa > best) best = sa, arg = a;
     }
-    EXPECT_EQ(r.atom[v], arg) << "voxel " << v;
+    // The matcher sums in float: where two atoms score alike to its round-off
+    // (1e-7 relative on 24 samples) either may win; otherwise it finds the
+    // best atom.
+    agree_exactly += r.atom[v] == arg;
+    EXPECT_GE(score(r.atom[v], v), best * (1.0 - 1e-6))
+        << "voxel " << v << ": atom " << r.atom[v] << ", the best is " << arg;
     agree_compressed += rc.atom[v] == r.atom[v];
   }
+  EXPECT_GE(agree_exactly, 295);  // near-ties are rare (299 or 300 seen)
   // The maps within 1 %: the mean relative difference of the matched T2 and
   // B1 (rank 8 of 24 here; 0.06 % and 0.11 % seen).
   double dt2 = 0.0, db1 = 0.0;
