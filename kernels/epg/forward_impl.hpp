@@ -104,6 +104,26 @@ void launch_layout(const ExecSpace& exec,
       return;
     }
   }
+  // The default complex layout in a team of one full warp (every launch of
+  // more than a few voxels) takes the kernel with its group size fixed at
+  // compile time, as the on-axis one does (launch_axis_layout).
+  if constexpr (!kx::is_host_space_v<ExecSpace> && std::is_same_v<Real, float> && OPT == 4 &&
+                L == 1) {
+    const auto launch_warp = [&](auto group) {
+      launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, false, decltype(group)::value>>(
+          exec, events, tissue, signals, shape, tangents, carry);
+    };
+    if (!full && shape.team_threads == 32) {
+      switch (shape.group_threads) {
+        case 8:
+          return launch_warp(std::integral_constant<int, 8>{});
+        case 16:
+          return launch_warp(std::integral_constant<int, 16>{});
+        default:
+          break;
+      }
+    }
+  }
   if (full) {
     launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, true>>(exec, events, tissue, signals,
                                                                 shape, tangents, carry);

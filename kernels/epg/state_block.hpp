@@ -417,8 +417,8 @@ struct StateBlock {
   // exceeds K, so they are never rotated or evolved; their F- and Z stay zero
   // (F- only arrives from higher slots) and the F+ pushed into them only moves
   // further up and never flows back.
-  template <class Member>
-  KOKKOS_INLINE_FUNCTION void shift(const Member& team, EdgeExchange<Real, lanes>& x) {
+  template <class Member, class Exchange>
+  KOKKOS_INLINE_FUNCTION void shift(const Member& team, Exchange& x) {
     const int thread = thread_in_group;
     Real prev_fp[2][lanes], next_fm[2][lanes];  // re, im
     LARMOR_UNROLL
