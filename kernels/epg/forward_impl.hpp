@@ -84,6 +84,28 @@ void launch_kernel(const ExecSpace& exec,
                        kernel);
 }
 
+// The plain kernel with its group size fixed at compile time (WarpExchange),
+// for a team of one full warp whose groups have one of `Groups` threads;
+// false (nothing launched) otherwise.
+template <class ExecSpace, class Real, int OPT, int L, bool OnAxis, int... Groups>
+bool launch_warp_groups(const ExecSpace& exec,
+                        const EventTable<typename ExecSpace::memory_space>& events,
+                        const TissueViews<typename ExecSpace::memory_space>& tissue,
+                        const SignalsOf<ExecSpace>& signals, const LaunchShape& shape,
+                        const TangentsOf<ExecSpace>& tangents,
+                        const CarriedState<typename ExecSpace::memory_space>& carry) {
+  if (shape.team_threads != 32) return false;
+  bool launched = false;
+  const auto launch_if = [&](auto group) {
+    if (launched || shape.group_threads != decltype(group)::value) return;
+    launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, OnAxis, decltype(group)::value>>(
+        exec, events, tissue, signals, shape, tangents, carry);
+    launched = true;
+  };
+  (launch_if(std::integral_constant<int, Groups>{}), ...);
+  return launched;
+}
+
 template <class ExecSpace, int OPT, int L, class Real = float>
 void launch_layout(const ExecSpace& exec,
                    const EventTable<typename ExecSpace::memory_space>& events,
@@ -109,19 +131,9 @@ void launch_layout(const ExecSpace& exec,
   // compile time, as the on-axis one does (launch_axis_layout).
   if constexpr (!kx::is_host_space_v<ExecSpace> && std::is_same_v<Real, float> && OPT == 4 &&
                 L == 1) {
-    const auto launch_warp = [&](auto group) {
-      launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, false, decltype(group)::value>>(
-          exec, events, tissue, signals, shape, tangents, carry);
-    };
-    if (!full && shape.team_threads == 32) {
-      switch (shape.group_threads) {
-        case 8:
-          return launch_warp(std::integral_constant<int, 8>{});
-        case 16:
-          return launch_warp(std::integral_constant<int, 16>{});
-        default:
-          break;
-      }
+    if (!full && launch_warp_groups<ExecSpace, Real, OPT, L, false, 8, 16>(
+                     exec, events, tissue, signals, shape, tangents, carry)) {
+      return;
     }
   }
   if (full) {
@@ -161,19 +173,9 @@ void launch_axis_layout(const ExecSpace& exec,
   // (WarpExchange); narrower teams (few voxels), one-thread groups and
   // forward mode keep the run-time counts.
   if constexpr (!kx::is_host_space_v<ExecSpace> && std::is_same_v<Real, float>) {
-    const auto launch_warp = [&](auto group) {
-      launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true, decltype(group)::value>>(
-          exec, events, tissue, signals, shape, tangents, carry);
-    };
-    if (shape.team_threads == 32) {
-      switch (shape.group_threads) {
-        case 2:
-          return launch_warp(std::integral_constant<int, 2>{});
-        case 4:
-          return launch_warp(std::integral_constant<int, 4>{});
-        default:
-          break;
-      }
+    if (launch_warp_groups<ExecSpace, Real, OPT, L, true, 2, 4>(exec, events, tissue, signals,
+                                                                shape, tangents, carry)) {
+      return;
     }
   }
   launch_kernel<ForwardKernel<ExecSpace, Real, OPT, L, false, true>>(exec, events, tissue, signals,

@@ -125,26 +125,10 @@ struct RingStateBlock {
   // As StateBlock::rotate_pending (order 0 is always this thread's).
   template <class Pending>
   KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const Pending& r, bool precess) {
-    if (precess) {
-      rotate_pending_orders<true>(live, r);
-    } else {
-      rotate_pending_orders<false>(live, r);
-    }
+    rotate_live_orders_pending(*this, live, r, precess);
     const int p = plus_slot(0), m = minus_slot(0);
     for (int l = 0; l < lanes; ++l) {
       r.recover(l, 1.0f, fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l], z_re[0][l]);
-    }
-  }
-
-  template <bool Precess, class Pending>
-  KOKKOS_FORCEINLINE_FUNCTION void rotate_pending_orders(int live, const Pending& r) {
-    const int n = live < opt ? live : opt;
-    for (int k = 0; k < n; ++k) {
-      const int p = plus_slot(k), m = minus_slot(k);
-      for (int l = 0; l < lanes; ++l) {
-        r.template apply<Precess>(l, fp_re[p][l], fp_im[p][l], fm_re[m][l], fm_im[m][l], z_re[k][l],
-                                  z_im[k][l]);
-      }
     }
   }
 

@@ -168,6 +168,25 @@ struct LaneRotations {
   }
 };
 
+// A pulse's rotation after the pending free evolution (pending_interval.hpp)
+// on every live order of a complex block (StateBlock, RingStateBlock).
+// `precess` is the team's, so the branch is uniform.
+template <class Block, class Pending>
+KOKKOS_FORCEINLINE_FUNCTION void rotate_live_orders_pending(Block& block, int live,
+                                                            const Pending& r, bool precess) {
+  const auto rotate_orders = [&](auto precess_flag) {
+    block.for_each_order(live, [&](int, int l, auto& fp_re, auto& fp_im, auto& fm_re, auto& fm_im,
+                                   auto& z_re, auto& z_im) {
+      r.template apply<decltype(precess_flag)::value>(l, fp_re, fp_im, fm_re, fm_im, z_re, z_im);
+    });
+  };
+  if (precess) {
+    rotate_orders(std::true_type{});
+  } else {
+    rotate_orders(std::false_type{});
+  }
+}
+
 template <class Real, int OrdersPerThread, int Lanes>
 struct StateBlock {
   using real_type = Real;
@@ -286,33 +305,15 @@ struct StateBlock {
   }
 
   // The rotation after the pending free evolution (PendingComplexRotation;
-  // float): `precess` is the team's, so the branch is uniform.
+  // float); the recovery's image on order 0, weighted so that device threads
+  // stay uniform.
   template <class Pending>
   KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const Pending& r, bool precess) {
-    if (precess) {
-      rotate_pending_orders<true>(live, r);
-    } else {
-      rotate_pending_orders<false>(live, r);
-    }
+    rotate_live_orders_pending(*this, live, r, precess);
     const float weight = first_order == 0 ? 1.0f : 0.0f;
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
       r.recover(l, weight, fp_re[0][l], fp_im[0][l], fm_re[0][l], fm_im[0][l], z_re[0][l]);
-    }
-  }
-
-  template <bool Precess, class Pending>
-  KOKKOS_FORCEINLINE_FUNCTION void rotate_pending_orders(int live, const Pending& r) {
-    const int n = live_here(live);
-    LARMOR_UNROLL
-    for (int j = 0; j < opt; ++j) {
-      if (j < n) {
-        LARMOR_UNROLL
-        for (int l = 0; l < lanes; ++l) {
-          r.template apply<Precess>(l, fp_re[j][l], fp_im[j][l], fm_re[j][l], fm_im[j][l],
-                                    z_re[j][l], z_im[j][l]);
-        }
-      }
     }
   }
 
