@@ -22,6 +22,17 @@
 #define LARMOR_UNROLL
 #endif
 
+// Inlines a lambda, or a function, into its caller in host code: g++ keeps
+// a large body out of line, and a SIMD loop that calls it stays scalar.
+// Device code keeps the compiler's choice.
+#if defined(__GNUC__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
+#define LARMOR_INLINE_LAMBDA __attribute__((always_inline))
+#define LARMOR_HOST_FORCEINLINE_FUNCTION KOKKOS_FORCEINLINE_FUNCTION
+#else
+#define LARMOR_INLINE_LAMBDA
+#define LARMOR_HOST_FORCEINLINE_FUNCTION KOKKOS_INLINE_FUNCTION
+#endif
+
 namespace larmor::kx {
 
 #if KOKKOS_VERSION >= 30700

@@ -47,7 +47,8 @@ Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
   kernel.interval = launch.interval;
   const int stretches = (events.count + launch.interval - 1) / launch.interval;
   const int components = Kernel::components * Kernel::parts;
-  const int rows = (tissue.voxels + launch.lanes - 1) / launch.lanes;
+  int rows = (tissue.voxels + launch.lanes - 1) / launch.lanes;
+  if constexpr (Kernel::stores_per_worker) rows = kernel.workers.size();
   kernel.checkpoints = typename Kernel::Store(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), rows,
       stretches, components, launch.padded_orders);
@@ -139,6 +140,7 @@ void simulate_reverse(const ExecSpace& exec,
     // states (axis_adjoint.hpp), else the complex ones (exact on a rewritten
     // table too: the rewrite is a change of frame).
     constexpr bool host = kx::is_host_space_v<ExecSpace>;
+    using One = std::integral_constant<int, 1>;
     const auto launch_grouped = [&](auto kernel_type, int opt, int group_threads, int lanes) {
       using Kernel = typename decltype(kernel_type)::type;
       launch.lanes = lanes;
@@ -161,7 +163,6 @@ void simulate_reverse(const ExecSpace& exec,
           using Axis = AxisAdjointKernel<ExecSpace, opt, decltype(lanes_constant)::value>;
           launch_grouped(std::common_type<Axis>{}, opt, group_threads, Axis::lanes);
         };
-        using One = std::integral_constant<int, 1>;
         if constexpr (host) {
           // Checkpoints save whole blocks (shifts and stretches touch only
           // the live rows): blocks of 16, 32 or 64 orders keep them no
@@ -180,26 +181,33 @@ void simulate_reverse(const ExecSpace& exec,
         }
       }
     }
-    const auto grouped = [&](auto opt_constant, auto declared_constant, int group_threads) {
+    const auto grouped = [&](auto opt_constant, auto declared_constant, int group_threads,
+                             auto lanes_constant) {
       constexpr int opt = decltype(opt_constant)::value;
-      using Complex =
-          GroupedAdjointKernel<ExecSpace, Real, opt, decltype(declared_constant)::value>;
-      return launch_grouped(std::common_type<Complex>{}, opt, group_threads, 1);
+      using Complex = GroupedAdjointKernel<ExecSpace, Real, opt, decltype(declared_constant)::value,
+                                           decltype(lanes_constant)::value>;
+      return launch_grouped(std::common_type<Complex>{}, opt, group_threads, Complex::lanes);
     };
     if constexpr (host) {
       // The smallest block of 16, 32 or 64 orders that holds the run's: its
-      // unrolled steps, shifts and saves cover the whole block.
-      if (events.orders <= 16)
-        return grouped(std::integral_constant<int, 16>{}, std::true_type{}, 1);
-      if (events.orders <= 32)
-        return grouped(std::integral_constant<int, 32>{}, std::true_type{}, 1);
-      return grouped(std::integral_constant<int, 64>{}, std::true_type{}, 1);
+      // steps, shifts and saves cover the whole block. A sweep without
+      // declared terms holds eight voxels in SIMD lanes.
+      const auto host_block = [&](auto declared_constant, auto lanes_constant) {
+        if (events.orders <= 16)
+          return grouped(std::integral_constant<int, 16>{}, declared_constant, 1, lanes_constant);
+        if (events.orders <= 32)
+          return grouped(std::integral_constant<int, 32>{}, declared_constant, 1, lanes_constant);
+        return grouped(std::integral_constant<int, 64>{}, declared_constant, 1, lanes_constant);
+      };
+      if (!declares_terms(tissue))
+        return host_block(std::false_type{}, std::integral_constant<int, 8>{});
+      return host_block(std::true_type{}, One{});
     } else {
       const int group_threads = events.orders <= 16 ? 4 : 16;
       if (declares_terms(tissue)) {
-        return grouped(std::integral_constant<int, 4>{}, std::true_type{}, group_threads);
+        return grouped(std::integral_constant<int, 4>{}, std::true_type{}, group_threads, One{});
       }
-      return grouped(std::integral_constant<int, 4>{}, std::false_type{}, group_threads);
+      return grouped(std::integral_constant<int, 4>{}, std::false_type{}, group_threads, One{});
     }
   }
   launch.padded_orders = events.orders;

@@ -9,35 +9,49 @@
 // rows of orders, so a group writes them in contiguous runs.
 //
 // On the host the group is one thread holding every order (a team of one):
-// fixed-size blocks that the compiler unrolls, faster there too than the
-// plain one-voxel kernel of adjoint_impl.hpp (which takes over above 64
-// orders).
+// fixed-size blocks, faster there too than the plain one-voxel kernel of
+// adjoint_impl.hpp (which takes over above 64 orders). A host run without
+// declared terms at float holds `L` voxels side by side in each order
+// (StateBlock's lanes), so that the per-order steps and pairings run as SIMD
+// loops over the lanes, as the on-axis sweep's do (axis_adjoint.hpp); a
+// device thread holds one voxel.
 //
 // `Declared` compiles the declared terms' code (diffusion and flow factors,
 // a transmit array's fields). A device run that declares none takes the
 // variant without it: the sweep waits on fetching its own instructions, and
 // that code nearly triples its size (docs/performance.md, "Reverse sweeps").
-// Host runs take the full variant (the split measured no faster there).
 #pragma once
 
+#include <cstring>
+#include <type_traits>
+
+#include "epg/adjoint_block_moves.hpp"
 #include "epg/adjoint_impl.hpp"
 #include "epg/state_block.hpp"
 
 namespace larmor::epg {
 
-template <class ExecSpace, class Real, int OPT, bool Declared = true>
+template <class ExecSpace, class Real, int OPT, bool Declared = true, int L = 1>
 struct GroupedAdjointKernel
     : ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight> {
   using Base = ReverseKernelBase<typename ExecSpace::memory_space, Kokkos::LayoutRight>;
   static_assert(OPT >= 2, "the transpose of a shift needs orders 0 and 1 on one thread");
+  static constexpr bool host = kx::is_host_space_v<ExecSpace>;
+  // Lanes: a host thread's sweep without declared terms (whose fields and
+  // factors are read per voxel).
+  static constexpr bool lane_loops = host && L > 1;
+  static_assert(L == 1 || (lane_loops && !Declared),
+                "voxel lanes are a host sweep without declared terms");
   LARMOR_REVERSE_KERNEL_MEMBERS(Base);
   using policy = Kokkos::TeamPolicy<ExecSpace>;
   using member = typename policy::member_type;
-  using Block = StateBlock<Real, OPT, 1>;
-  using Exchange = EdgeExchange<Real, 1>;
+  using Block = StateBlock<Real, OPT, L>;
+  using Exchange = EdgeExchange<Real, L>;
   using Tissue = adjoint_detail::VoxelTissue<Real>;
+  using Rotations = LaneRotations<Real, L>;
   static constexpr int components = 6;
   static constexpr int parts = part_count_v<Real>;
+  static constexpr int lanes = L;
 
   // The variant without declared terms at float is held to 128 registers
   // on a device (a one-warp team, 16 per multiprocessor): four warps per
@@ -46,38 +60,36 @@ struct GroupedAdjointKernel
   using launch_bounds = std::conditional_t<!Declared && std::is_same_v<Real, float>,
                                            Kokkos::LaunchBounds<32, 16>, Kokkos::LaunchBounds<>>;
 
-  int groups = 1;         // voxels per team
-  int group_threads = 1;  // threads per voxel (a power of two dividing a warp)
+  int groups = 1;         // lane blocks per team
+  int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
-  static KOKKOS_FORCEINLINE_FUNCTION Real* component(Block& b, int c) {
-    Real* parts_of_block[6] = {&b.fp_re[0][0], &b.fp_im[0][0], &b.fm_re[0][0],
-                               &b.fm_im[0][0], &b.z_re[0][0],  &b.z_im[0][0]};
-    return parts_of_block[c];
-  }
+  // A host thread keeps its checkpoints and stretch in a store row of its
+  // own, reused by each block of voxels it takes (so they stay in its
+  // caches; configure() sizes the stores by `workers.size()`); a device
+  // group writes the row of its voxels.
+  static constexpr bool stores_per_worker = host;
+  std::conditional_t<stores_per_worker, Kokkos::Experimental::UniqueToken<ExecSpace>, char>
+      workers{};
 
-  KOKKOS_INLINE_FUNCTION void save(const Store& store, int v, int slot, Block& b) const {
-    LARMOR_UNROLL
-    for (int c = 0; c < 6; ++c) {
-      const Real* x = component(b, c);
-      LARMOR_UNROLL
-      for (int p = 0; p < parts; ++p) {
-        LARMOR_UNROLL
-        for (int j = 0; j < OPT; ++j)
-          store(v, slot, c * parts + p, b.first_order + j) = part_of(x[j], p);
-      }
-    }
+  // Where a thread's block sits: its group's row of lanes, the voxels of
+  // its lanes (lane l holds voxel first_voxel + l) and its row of the stores.
+  struct Place {
+    int row = 0, first_voxel = 0, store_row = 0;
+    bool any_active = false;  // lane 0 holds a voxel
+    bool precess = false;     // some lane precesses: the steps' uniform branch
+    bool active[L];
+    Tissue tissue[L];
+  };
+
+  using Moves = adjoint_detail::BlockMoves<Real, OPT, L, lane_loops>;
+
+  KOKKOS_INLINE_FUNCTION void save(const Store& store, int slot, const Place& at, Block& b,
+                                   int orders = OPT) const {
+    Moves::save(store, at.store_row, slot, b, orders);
   }
-  KOKKOS_INLINE_FUNCTION void load(const Store& store, int v, int slot, Block& b) const {
-    LARMOR_UNROLL
-    for (int c = 0; c < 6; ++c) {
-      Real* x = component(b, c);
-      LARMOR_UNROLL
-      for (int p = 0; p < parts; ++p) {
-        LARMOR_UNROLL
-        for (int j = 0; j < OPT; ++j)
-          part_of(x[j], p) = store(v, slot, c * parts + p, b.first_order + j);
-      }
-    }
+  KOKKOS_INLINE_FUNCTION void load(const Store& store, int slot, const Place& at, Block& b,
+                                   int orders = OPT) const {
+    Moves::load(store, at.store_row, slot, b, orders);
   }
 
   // Sum over the group's threads (butterfly; every thread gets the sum).
@@ -95,42 +107,69 @@ struct GroupedAdjointKernel
     return r;
   }
 
+  // Block::shift; a host thread with lanes holds every order and moves rows.
+  KOKKOS_INLINE_FUNCTION void shift_block(const member& team, Exchange& x, Block& b,
+                                          int live) const {
+    if constexpr (lane_loops) {
+      const int here = b.live_here(live);
+      Moves::rows_up(b.fp_re, here);
+      Moves::rows_up(b.fp_im, here);
+      Moves::rows_down(b.fm_re, here);
+      Moves::rows_down(b.fm_im, here);
+      for (int l = 0; l < L; ++l) {
+        b.fm_re[OPT - 1][l] = b.fm_im[OPT - 1][l] = Real(0.0f);
+        b.fp_re[0][l] = b.fm_re[0][l];
+        b.fp_im[0][l] = -b.fm_im[0][l];
+      }
+    } else {
+      (void)live;
+      b.shift(team, x);
+    }
+  }
+
   // The transpose of Block::shift: F+ moves down, F- up, and the old F+_0
   // sends its adjoint to F-_1, conjugated (orders 0 and 1 live on thread 0).
-  KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& b) const {
+  KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& b, int live) const {
     const int thread = b.thread_in_group;
-    const Real a_re = b.fp_re[0][0], a_im = b.fp_im[0][0];
+    Real a_re[L], a_im[L];
     // trade() brings the previous thread's first pair and the next thread's
     // second: offer the last F- upwards and the first F+ downwards.
-    Real up[2][1] = {{b.fm_re[OPT - 1][0]}, {b.fm_im[OPT - 1][0]}};
-    Real down[2][1] = {{b.fp_re[0][0]}, {b.fp_im[0][0]}};
+    Real up[2][L], down[2][L];
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      a_re[l] = down[0][l] = b.fp_re[0][l];
+      a_im[l] = down[1][l] = b.fp_im[0][l];
+      up[0][l] = b.fm_re[OPT - 1][l];
+      up[1][l] = b.fm_im[OPT - 1][l];
+    }
     x.trade(team, thread, up, down);
     const bool has_next = thread + 1 < group_threads;
+    const int here = b.live_here(live);
+    Moves::rows_down(b.fp_re, here);
+    Moves::rows_down(b.fp_im, here);
+    Moves::rows_up(b.fm_re, here);
+    Moves::rows_up(b.fm_im, here);
     LARMOR_UNROLL
-    for (int j = 0; j < OPT - 1; ++j) {
-      b.fp_re[j][0] = b.fp_re[j + 1][0];
-      b.fp_im[j][0] = b.fp_im[j + 1][0];
-    }
-    b.fp_re[OPT - 1][0] = has_next ? down[0][0] : Real(0.0f);
-    b.fp_im[OPT - 1][0] = has_next ? down[1][0] : Real(0.0f);
-    LARMOR_UNROLL
-    for (int j = OPT - 1; j > 0; --j) {
-      b.fm_re[j][0] = b.fm_re[j - 1][0];
-      b.fm_im[j][0] = b.fm_im[j - 1][0];
-    }
-    b.fm_re[0][0] = thread > 0 ? up[0][0] : Real(0.0f);
-    b.fm_im[0][0] = thread > 0 ? up[1][0] : Real(0.0f);
-    if (thread == 0) {
-      b.fm_re[1][0] += a_re;
-      b.fm_im[1][0] -= a_im;
+    for (int l = 0; l < L; ++l) {
+      b.fp_re[OPT - 1][l] = has_next ? down[0][l] : Real(0.0f);
+      b.fp_im[OPT - 1][l] = has_next ? down[1][l] : Real(0.0f);
+      b.fm_re[0][l] = thread > 0 ? up[0][l] : Real(0.0f);
+      b.fm_im[0][l] = thread > 0 ? up[1][l] : Real(0.0f);
+      if (thread == 0) {
+        b.fm_re[1][l] += a_re[l];
+        b.fm_im[1][l] -= a_im[l];
+      }
     }
   }
 
   KOKKOS_INLINE_FUNCTION void clear(Block& b) const {
     LARMOR_UNROLL
     for (int j = 0; j < OPT; ++j) {
-      b.fp_re[j][0] = b.fp_im[j][0] = b.fm_re[j][0] = b.fm_im[j][0] = Real(0.0f);
-      b.z_re[j][0] = b.z_im[j][0] = Real(0.0f);
+      LARMOR_UNROLL
+      for (int l = 0; l < L; ++l) {
+        b.fp_re[j][l] = b.fp_im[j][l] = b.fm_re[j][l] = b.fm_im[j][l] = Real(0.0f);
+        b.z_re[j][l] = b.z_im[j][l] = Real(0.0f);
+      }
     }
   }
 
@@ -146,57 +185,120 @@ struct GroupedAdjointKernel
     return adjoint_detail::pulse_axis(rec, Declared ? d.field(rec) : TransmitField{});
   }
 
+  // Each lane's coefficients of a pulse and of an interval.
+  static KOKKOS_FORCEINLINE_FUNCTION Rotations lane_rotations(const EventRecord& rec,
+                                                              const adjoint_detail::PulseAxis& a,
+                                                              const Place& at) {
+    Rotations r;
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) r.set(l, adjoint_detail::rotation_of(rec, a, at.tissue[l]));
+    return r;
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void lane_evolutions(const EventRecord& rec, const Place& at,
+                                                          Evolution<Real> (&ev)[L]) {
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) ev[l] = adjoint_detail::evolution_of(rec, at.tissue[l]);
+  }
+
+  // A pulse's and an interval's forward steps on the live orders.
+  static KOKKOS_FORCEINLINE_FUNCTION void rotate_block(Block& b, int live, const Rotations& r) {
+    if constexpr (lane_loops) {
+      Moves::for_live(b.live_here(live), [&](int j, int l) LARMOR_INLINE_LAMBDA {
+        epg::rotate(r.get(l), b.fp_re[j][l], b.fp_im[j][l], b.fm_re[j][l], b.fm_im[j][l],
+                    b.z_re[j][l], b.z_im[j][l]);
+      });
+    } else {
+      b.rotate(live, r);
+    }
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void evolve_block(Block& b, int live,
+                                                       const Evolution<Real> (&ev)[L], bool precess,
+                                                       bool spoil) {
+    if constexpr (lane_loops) {
+      // Lane arrays (a per-lane struct read inside the loop keeps it scalar).
+      Real rot_re[L], rot_im[L], e1[L], recovery[L];
+      for (int l = 0; l < L; ++l) {
+        rot_re[l] = spoil ? Real(0.0f) : ev[l].rot_re;
+        rot_im[l] = spoil ? Real(0.0f) : ev[l].rot_im;
+        e1[l] = ev[l].e1;
+        recovery[l] = ev[l].recovery;
+      }
+      (void)precess;  // rot_im is zero where a lane does not precess
+      Moves::for_live(b.live_here(live), [&](int j, int l) LARMOR_INLINE_LAMBDA {
+        const Real p_re = rot_re[l] * b.fp_re[j][l] - rot_im[l] * b.fp_im[j][l];
+        const Real p_im = rot_re[l] * b.fp_im[j][l] + rot_im[l] * b.fp_re[j][l];
+        const Real m_re = rot_re[l] * b.fm_re[j][l] + rot_im[l] * b.fm_im[j][l];
+        const Real m_im = rot_re[l] * b.fm_im[j][l] - rot_im[l] * b.fm_re[j][l];
+        b.fp_re[j][l] = p_re;
+        b.fp_im[j][l] = p_im;
+        b.fm_re[j][l] = m_re;
+        b.fm_im[j][l] = m_im;
+        b.z_re[j][l] = e1[l] * b.z_re[j][l] + (j == 0 ? recovery[l] : Real(0.0f));
+        b.z_im[j][l] *= e1[l];
+      });
+    } else {
+      b.evolve(live, ev, precess, spoil);
+    }
+  }
+
   // A lobe's factors on a block (conjugated for the adjoint), and an
   // interval's.
-  static KOKKOS_INLINE_FUNCTION void transport_lobe(Block& b, const Tissue& t, const Terms& d,
+  static KOKKOS_INLINE_FUNCTION void transport_lobe(Block& b, const Place& at, const Terms& d,
                                                     int live, bool conjugate) {
-    const TransportWalks w = lobe_walks(t.transport, d.lobe_s, b.first_order);
-    LaneWalks<1> fp, fm, z;
-    fp.set(0, conjugate ? w.fp.conjugate() : w.fp);
-    fm.set(0, conjugate ? w.fm.conjugate() : w.fm);
-    z.set(0, conjugate ? w.z.conjugate() : w.z);
+    LaneWalks<L> fp, fm, z;
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      const TransportWalks w = lobe_walks(at.tissue[l].transport, d.lobe_s, b.first_order);
+      fp.set(l, conjugate ? w.fp.conjugate() : w.fp);
+      fm.set(l, conjugate ? w.fm.conjugate() : w.fm);
+      z.set(l, conjugate ? w.z.conjugate() : w.z);
+    }
     b.template transport<transport_families::plus, true>(live, fp);
     b.template transport<transport_families::minus, true>(live, fm);
     b.template transport<transport_families::z, true>(live, z);
   }
-  static KOKKOS_INLINE_FUNCTION void transport_interval(Block& b, const Tissue& t, float duration,
+  static KOKKOS_INLINE_FUNCTION void transport_interval(Block& b, const Place& at, float duration,
                                                         int live, bool conjugate) {
-    const OrderWalk w = interval_walk(t.transport, duration, b.first_order);
-    LaneWalks<1> walk;
-    walk.set(0, conjugate ? w.conjugate() : w);
+    LaneWalks<L> walk;
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      const OrderWalk w = interval_walk(at.tissue[l].transport, duration, b.first_order);
+      walk.set(l, conjugate ? w.conjugate() : w);
+    }
     b.template transport<transport_families::all, true>(live, walk);
   }
 
   // A shift with a declared lobe's factors, and its transpose.
-  KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, Block& s, const Tissue& t,
+  KOKKOS_INLINE_FUNCTION void shift(const member& team, Exchange& x, Block& s, const Place& at,
                                     const Terms& d, int live) const {
-    s.shift(team, x);
-    if (has_lobes(d)) transport_lobe(s, t, d, live, false);
+    shift_block(team, x, s, live);
+    if (has_lobes(d)) transport_lobe(s, at, d, live, false);
   }
-  KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& lam, const Tissue& t,
+  KOKKOS_INLINE_FUNCTION void unshift(const member& team, Exchange& x, Block& lam, const Place& at,
                                       const Terms& d, int live) const {
-    if (has_lobes(d)) transport_lobe(lam, t, d, live, true);
-    unshift(team, x, lam);
+    if (has_lobes(d)) transport_lobe(lam, at, d, live, true);
+    unshift(team, x, lam, live);
   }
 
   KOKKOS_INLINE_FUNCTION void apply_event(const member& team, Exchange& x, Block& s,
-                                          const EventRecord& rec, const Tissue& t,
+                                          const EventRecord& rec, const Place& at,
                                           const Terms& d) const {
     const std::uint32_t act = action_of(rec);
     const int live = live_orders_of(rec);
-    if (act & abi::action::crush_before) shift(team, x, s, t, d, live);
+    if (act & abi::action::crush_before) shift(team, x, s, at, d, live);
     if (kind_of(rec) == abi::EventKind::pulse) {
-      LaneRotations<Real, 1> r;
-      r.set(0, adjoint_detail::rotation_of(rec, axis_of(rec, d), t));
-      s.rotate(live, r);
+      rotate_block(s, live, lane_rotations(rec, axis_of(rec, d), at));
     }
-    if (act & abi::action::crush_after) shift(team, x, s, t, d, live);
-    if (act & abi::action::shift_after) shift(team, x, s, t, d, live);
+    if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
+    if (act & abi::action::shift_after) shift(team, x, s, at, d, live);
     const bool spoil = (act & abi::action::spoil_after) != 0;
     if (rec.duration > 0.0f) {
-      const Evolution<Real> ev[1] = {adjoint_detail::evolution_of(rec, t)};
-      s.evolve(live, ev, t.precess, spoil);
-      if (has_transport(d)) transport_interval(s, t, free_duration_of(rec, d.lobe_s), live, false);
+      Evolution<Real> ev[L];
+      lane_evolutions(rec, at, ev);
+      evolve_block(s, live, ev, at.precess, spoil);
+      if (has_transport(d)) {
+        transport_interval(s, at, free_duration_of(rec, d.lobe_s), live, false);
+      }
     } else if (spoil) {
       s.spoil();
     }
@@ -207,12 +309,21 @@ struct GroupedAdjointKernel
     const FlushDenormalsOnHost flush_denormals;
     const int group = team.team_rank() / group_threads;
     const int thread = team.team_rank() - group * group_threads;
-    const int v = team.league_rank() * groups + group;
-    const bool active = v < tissue.voxels;
-    // Inactive groups walk a copy of voxel 0 (warp-synchronous shuffles) and
-    // touch no memory of their own.
-    const Tissue t = voxel_tissue<Real>(tissue, directions, active ? v : 0);
-    const Terms d = Declared ? declared_terms(tissue, active ? v : 0) : Terms{};
+    Place at;
+    at.row = team.league_rank() * groups + group;
+    at.first_voxel = at.row * L;
+    at.store_row = at.row;
+    if constexpr (stores_per_worker) at.store_row = workers.acquire();
+    // Inactive lanes walk a copy of voxel 0 with no cotangent (a device's
+    // shuffles are warp-synchronous) and touch no memory of their own.
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      at.active[l] = at.first_voxel + l < tissue.voxels;
+      at.tissue[l] = voxel_tissue<Real>(tissue, directions, at.active[l] ? at.first_voxel + l : 0);
+      at.precess = at.precess || at.tissue[l].precess;
+    }
+    at.any_active = at.active[0];
+    const Terms d = Declared ? declared_terms(tissue, at.any_active ? at.first_voxel : 0) : Terms{};
     Exchange x;
     x.team_threads = team.team_size();
     x.threads = group_threads;
@@ -221,7 +332,12 @@ struct GroupedAdjointKernel
     s.reset(thread);
     lam.reset(thread);
     clear(lam);
-    Gradients<Real> g;
+    Real g[tissue_direction::count][L];
+    LARMOR_UNROLL
+    for (int i = 0; i < tissue_direction::count; ++i) {
+      LARMOR_UNROLL
+      for (int l = 0; l < L; ++l) g[i][l] = Real(0.0f);
+    }
     // One loop of forward steps, so that the event code is compiled once:
     // the first pass saves a checkpoint at the start of each stretch and
     // every state of the last stretch, whose reverse follows at once; each
@@ -233,32 +349,47 @@ struct GroupedAdjointKernel
     int e = 0, end = events.count;
     for (;;) {
       for (; e < end; ++e) {
-        if (active && e >= first) save(stretch, v, e - first, s);
-        if (active && e < first && e % interval == 0) save(checkpoints, v, e / interval, s);
-        apply_event(team, x, s, events.records(e), t, d);
+        const EventRecord& rec = events.records(e);
+        if (at.any_active && e >= first) save(stretch, e - first, at, s, read_orders(s, rec));
+        if (at.any_active && e < first && e % interval == 0) save(checkpoints, e / interval, at, s);
+        apply_event(team, x, s, rec, at, d);
       }
       for (int r = end - 1; r >= first; --r) {
-        if (active) load(stretch, v, r - first, s);
-        reverse_event(team, x, v, active, r, events.records(r), t, d, s, s1, lam, g);
+        if (at.any_active) load(stretch, r - first, at, s, read_orders(s, events.records(r)));
+        reverse_event(team, x, at, r, events.records(r), d, s, s1, lam, g);
       }
       if (--c < 0) break;
       first = c * interval;
       e = first;
       end = first + interval;
-      if (active) load(checkpoints, v, c, s);
+      if (at.any_active) load(checkpoints, c, at, s);
     }
-    for (int d = 0; d < tissue_direction::count; ++d) {
-      const Real total = group_sum(g.tissue[d]);
-      if (active && thread == 0) {
-        out.tissue_gradients(v, d) = part_of(total, 0);
-        if constexpr (parts > 1) out.tissue_hvp(v, d) = part_of(total, 1);
+    for (int i = 0; i < tissue_direction::count; ++i) {
+      LARMOR_UNROLL
+      for (int l = 0; l < L; ++l) {
+        const Real total = group_sum(g[i][l]);
+        if (at.active[l] && thread == 0) {
+          out.tissue_gradients(at.first_voxel + l, i) = part_of(total, 0);
+          if constexpr (parts > 1) out.tissue_hvp(at.first_voxel + l, i) = part_of(total, 1);
+        }
       }
     }
+    if constexpr (stores_per_worker) workers.release(at.store_row);
   }
 
+  // The orders of a thread's block that an event reads.
+  static KOKKOS_FORCEINLINE_FUNCTION int read_orders(const Block& b, const EventRecord& rec) {
+    return Moves::moved_rows(b.live_here(live_orders_of(rec)));
+  }
+
+  // One event's derivative along a sequence parameter, summed over the
+  // lanes (an inactive lane's adjoint is zero) and the group.
   KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column,
-                                           const Real& partial) const {
-    const Real g = group_sum(partial);
+                                           const Real (&partial)[L]) const {
+    Real lanes_sum = partial[0];
+    LARMOR_UNROLL
+    for (int l = 1; l < L; ++l) lanes_sum += partial[l];
+    const Real g = group_sum(lanes_sum);
     if (!write) return;
     const float value = part_of(g, 0);
     if (value != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), value);
@@ -269,62 +400,92 @@ struct GroupedAdjointKernel
   }
 
   // As AdjointKernel::reverse_event, on this thread's block of orders.
-  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, int v, bool active,
-                                            int e, const EventRecord& rec, const Tissue& t,
-                                            const Terms& d, Block& s, Block& s1, Block& lam,
-                                            adjoint_detail::Gradients<Real>& g) const {
+  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, const Place& at, int e,
+                                            const EventRecord& rec, const Terms& d, Block& s,
+                                            Block& s1, Block& lam,
+                                            Real (&g)[tissue_direction::count][L]) const {
     using namespace adjoint_detail;
     const std::uint32_t act = action_of(rec);
     const int here = s.live_here(live_orders_of(rec));
     const auto kind = kind_of(rec);
     const bool order_zero = s.first_order == 0;
     const int live = live_orders_of(rec);
-    if (act & abi::action::crush_before) shift(team, x, s, t, d, live);
-    s1 = s;
-    RotationCoefficients<Real> rot{};
+    if (act & abi::action::crush_before) shift(team, x, s, at, d, live);
+    // What the event's pairings read of the state before it: a pulse's live
+    // orders, a sample's F+_0 (a host thread with lanes copies no more).
+    if constexpr (lane_loops) {
+      if (kind == abi::EventKind::pulse) {
+        for (int c = 0; c < 6; ++c) {
+          std::memcpy(Moves::component(s1, c), Moves::component(s, c), sizeof(Real) * L * here);
+        }
+      } else {
+        for (int l = 0; l < L; ++l) {
+          s1.fp_re[0][l] = s.fp_re[0][l];
+          s1.fp_im[0][l] = s.fp_im[0][l];
+        }
+      }
+    } else {
+      s1 = s;
+    }
+    Rotations rot{};
     PulseAxis axis{};
     if (kind == abi::EventKind::pulse) {
       axis = axis_of(rec, d);
-      rot = rotation_of(rec, axis, t);
-      LaneRotations<Real, 1> r;
-      r.set(0, rot);
-      s.rotate(live, r);
+      rot = lane_rotations(rec, axis, at);
+      rotate_block(s, live, rot);
     }
-    if (act & abi::action::crush_after) shift(team, x, s, t, d, live);
-    if (act & abi::action::shift_after) shift(team, x, s, t, d, live);
+    if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
+    if (act & abi::action::shift_after) shift(team, x, s, at, d, live);
     if (act & abi::action::spoil_after) s.spoil();
-    Real seq_flip(0.0f), seq_phase(0.0f), seq_duration(0.0f);
+    Real seq_flip[L], seq_phase[L], seq_duration[L];
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) seq_flip[l] = seq_phase[l] = seq_duration[l] = Real(0.0f);
     if (rec.duration > 0.0f) {
-      Real ge[4] = {};
-      block_reverse_evolution(s, lam, evolution_of(rec, t), rec, t, has_transport(d), d.lobe_s,
-                              here, order_zero, ge);
-      g.tissue[tissue_direction::t1] += ge[0] * -(t.inv_t1 * t.inv_t1);
-      g.tissue[tissue_direction::t2] += ge[1] * -(t.inv_t2 * t.inv_t2);
-      g.tissue[tissue_direction::df] += ge[2];
-      seq_duration = ge[3];
+      Real ge[4][L];
+      Evolution<Real> ev[L];
+      lane_evolutions(rec, at, ev);
+      block_reverse_evolution(s, lam, ev, rec, at, has_transport(d), d.lobe_s, here, order_zero,
+                              ge);
+      LARMOR_UNROLL
+      for (int l = 0; l < L; ++l) {
+        const Tissue& t = at.tissue[l];
+        g[tissue_direction::t1][l] += ge[0][l] * -(t.inv_t1 * t.inv_t1);
+        g[tissue_direction::t2][l] += ge[1][l] * -(t.inv_t2 * t.inv_t2);
+        g[tissue_direction::df][l] += ge[2][l];
+        seq_duration[l] = ge[3][l];
+      }
     }
     if (act & abi::action::spoil_after) lam.spoil();
-    if (act & abi::action::shift_after) unshift(team, x, lam, t, d, live);
-    if (act & abi::action::crush_after) unshift(team, x, lam, t, d, live);
+    if (act & abi::action::shift_after) unshift(team, x, lam, at, d, live);
+    if (act & abi::action::crush_after) unshift(team, x, lam, at, d, live);
     if (kind == abi::EventKind::pulse) {
-      Real gr[2] = {};
-      block_reverse_rotation(s1, lam, rot, axis, here, gr);
-      g.tissue[tissue_direction::b1] += gr[0] * adjoint_detail::flip_per_b1(rec, axis.gain);
-      seq_flip = gr[0] * pulse_b1(rec, t.b1) * axis.gain;
-      seq_phase = gr[1];
+      Real da[L], dp[L];
+      block_reverse_rotation(s1, lam, rot, axis, here, da, dp);
+      const float per_b1 = adjoint_detail::flip_per_b1(rec, axis.gain);
+      LARMOR_UNROLL
+      for (int l = 0; l < L; ++l) {
+        g[tissue_direction::b1][l] += da[l] * per_b1;
+        seq_flip[l] = da[l] * pulse_b1(rec, at.tissue[l].b1) * axis.gain;
+        seq_phase[l] = dp[l];
+      }
     } else if (kind == abi::EventKind::adc && order_zero) {
-      const float w_re = active ? cotangents(v, rec.output_index, 0) : 0.0f;
-      const float w_im = active ? cotangents(v, rec.output_index, 1) : 0.0f;
       const float c = rec.cos_phase, sn = rec.sin_phase;
-      const Real q_re = s1.fp_re[0][0] * c + s1.fp_im[0][0] * sn;
-      const Real q_im = s1.fp_im[0][0] * c - s1.fp_re[0][0] * sn;
-      g.tissue[tissue_direction::m0] += q_re * w_re + q_im * w_im;
-      seq_phase = t.m0 * (q_im * w_re - q_re * w_im);
-      lam.fp_re[0][0] += t.m0 * (w_re * c - w_im * sn);
-      lam.fp_im[0][0] += t.m0 * (w_im * c + w_re * sn);
+      LARMOR_UNROLL
+      for (int l = 0; l < L; ++l) {
+        const int v = at.first_voxel + l;
+        const float w_re = at.active[l] ? cotangents(v, rec.output_index, 0) : 0.0f;
+        const float w_im = at.active[l] ? cotangents(v, rec.output_index, 1) : 0.0f;
+        const Real q_re = s1.fp_re[0][l] * c + s1.fp_im[0][l] * sn;
+        const Real q_im = s1.fp_im[0][l] * c - s1.fp_re[0][l] * sn;
+        const Real& m0 = at.tissue[l].m0;
+        g[tissue_direction::m0][l] += q_re * w_re + q_im * w_im;
+        seq_phase[l] = m0 * (q_im * w_re - q_re * w_im);
+        lam.fp_re[0][l] += m0 * (w_re * c - w_im * sn);
+        lam.fp_im[0][l] += m0 * (w_im * c + w_re * sn);
+      }
     }
-    if (act & abi::action::crush_before) unshift(team, x, lam, t, d, live);
-    const bool write = active && s.thread_in_group == 0;
+    if (act & abi::action::crush_before) unshift(team, x, lam, at, d, live);
+    const bool write = at.any_active && s.thread_in_group == 0;
     // Uniform over the warp: the event decides which sums exist.
     if (kind == abi::EventKind::pulse) add_sequence(write, e, sequence_gradient::flip, seq_flip);
     if (kind == abi::EventKind::pulse || kind == abi::EventKind::adc) {
@@ -334,61 +495,74 @@ struct GroupedAdjointKernel
   }
 
   // reverse_evolution and reverse_rotation of adjoint_impl.hpp on a block:
-  // this thread's share of the sums (the recovery term only where order 0 is).
+  // this thread's share of the sums (the recovery term only where order 0 is),
+  // per lane.
   static KOKKOS_INLINE_FUNCTION void block_reverse_evolution(
-      const Block& s, Block& lam, const Evolution<Real>& ev, const EventRecord& rec,
-      const Tissue& t, bool transport, float lobe_s, int here, bool order_zero, Real (&g)[4]) {
-    if (transport) {  // as reverse_evolution: back through the factors first
-      transport_interval(lam, t, free_duration_of(rec, lobe_s), lam.first_order + here, true);
+      const Block& s, Block& lam, const Evolution<Real> (&ev)[L], const EventRecord& rec,
+      const Place& at, bool transport, float lobe_s, int here, bool order_zero, Real (&g)[4][L]) {
+    if (Declared && transport) {  // as reverse_evolution: back through the factors first
+      transport_interval(lam, at, free_duration_of(rec, lobe_s), lam.first_order + here, true);
     }
-    adjoint_detail::TransportSums<Real> sums;
-    Real a(0.0f), b(0.0f), z(0.0f);
-    const Real lz0 = order_zero && here > 0 ? lam.z_re[0][0] : Real(0.0f);
-    Evolution<Real> conj_ev = ev;
-    conj_ev.rot_im = -ev.rot_im;
+    adjoint_detail::TransportSums<Real> sums[L];
+    Real a[L], b[L], z[L], lz0[L], rot_re[L], rot_im[L], e1[L];
     LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      if (j < here) {
-        Real p_re = s.fp_re[j][0], p_im = s.fp_im[j][0], m_re = s.fm_re[j][0], m_im = s.fm_im[j][0];
-        evolve_transverse(ev, p_re, p_im, m_re, m_im);
-        a += lam.fp_re[j][0] * p_re + lam.fp_im[j][0] * p_im + lam.fm_re[j][0] * m_re +
-             lam.fm_im[j][0] * m_im;
-        b += lam.fm_re[j][0] * m_im - lam.fm_im[j][0] * m_re - lam.fp_re[j][0] * p_im +
-             lam.fp_im[j][0] * p_re;
-        z += lam.z_re[j][0] * s.z_re[j][0] + lam.z_im[j][0] * s.z_im[j][0];
-        if (transport) {
-          const int k = s.first_order + j;
-          sums.add(k, lam.fp_re[j][0], lam.fp_im[j][0], p_re, p_im);
-          sums.add(k, lam.fm_re[j][0], lam.fm_im[j][0], m_re, m_im);
-          sums.add(k, lam.z_re[j][0], lam.z_im[j][0], ev.e1 * s.z_re[j][0], ev.e1 * s.z_im[j][0]);
-        }
-        evolve_transverse(conj_ev, lam.fp_re[j][0], lam.fp_im[j][0], lam.fm_re[j][0],
-                          lam.fm_im[j][0]);
-        lam.z_re[j][0] *= ev.e1;
-        lam.z_im[j][0] *= ev.e1;
-      }
+    for (int l = 0; l < L; ++l) {
+      a[l] = b[l] = z[l] = Real(0.0f);
+      lz0[l] = order_zero && here > 0 ? lam.z_re[0][l] : Real(0.0f);
+      rot_re[l] = ev[l].rot_re;
+      rot_im[l] = ev[l].rot_im;
+      e1[l] = ev[l].e1;
     }
-    adjoint_detail::evolution_derivatives(a, b, z, lz0, ev, rec, t, g);
-    if (transport) g[3] += sums.duration_derivative(t.transport);
+    Moves::for_live(here, [&](int j, int l) LARMOR_INLINE_LAMBDA {
+      Evolution<Real> lane_ev{}, conj_ev{};
+      lane_ev.rot_re = conj_ev.rot_re = rot_re[l];
+      lane_ev.rot_im = rot_im[l];
+      conj_ev.rot_im = -rot_im[l];
+      Real p_re = s.fp_re[j][l], p_im = s.fp_im[j][l], m_re = s.fm_re[j][l], m_im = s.fm_im[j][l];
+      evolve_transverse(lane_ev, p_re, p_im, m_re, m_im);
+      a[l] += lam.fp_re[j][l] * p_re + lam.fp_im[j][l] * p_im + lam.fm_re[j][l] * m_re +
+              lam.fm_im[j][l] * m_im;
+      b[l] += lam.fm_re[j][l] * m_im - lam.fm_im[j][l] * m_re - lam.fp_re[j][l] * p_im +
+              lam.fp_im[j][l] * p_re;
+      z[l] += lam.z_re[j][l] * s.z_re[j][l] + lam.z_im[j][l] * s.z_im[j][l];
+      if (Declared && transport) {
+        const int k = s.first_order + j;
+        sums[l].add(k, lam.fp_re[j][l], lam.fp_im[j][l], p_re, p_im);
+        sums[l].add(k, lam.fm_re[j][l], lam.fm_im[j][l], m_re, m_im);
+        sums[l].add(k, lam.z_re[j][l], lam.z_im[j][l], e1[l] * s.z_re[j][l], e1[l] * s.z_im[j][l]);
+      }
+      evolve_transverse(conj_ev, lam.fp_re[j][l], lam.fp_im[j][l], lam.fm_re[j][l],
+                        lam.fm_im[j][l]);
+      lam.z_re[j][l] *= e1[l];
+      lam.z_im[j][l] *= e1[l];
+    });
+    LARMOR_UNROLL
+    for (int l = 0; l < L; ++l) {
+      Real gl[4];
+      adjoint_detail::evolution_derivatives(a[l], b[l], z[l], lz0[l], ev[l], rec, at.tissue[l], gl);
+      if (Declared && transport) gl[3] += sums[l].duration_derivative(at.tissue[l].transport);
+      LARMOR_UNROLL
+      for (int i = 0; i < 4; ++i) g[i][l] = gl[i];
+    }
   }
 
   static KOKKOS_INLINE_FUNCTION void block_reverse_rotation(const Block& s, Block& lam,
-                                                            const RotationCoefficients<Real>& rot,
+                                                            const Rotations& rot,
                                                             const adjoint_detail::PulseAxis& axis,
-                                                            int here, Real (&g)[2]) {
-    const auto adj = adjoint_rotation(rot);
-    Real da(0.0f), dp(0.0f);
+                                                            int here, Real (&da)[L],
+                                                            Real (&dp)[L]) {
+    Rotations adj;
     LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      if (j < here) {
-        adjoint_detail::rotation_pairings(rot, adj, axis, s.fp_re[j][0], s.fp_im[j][0],
-                                          s.fm_re[j][0], s.fm_im[j][0], s.z_re[j][0], s.z_im[j][0],
-                                          lam.fp_re[j][0], lam.fp_im[j][0], lam.fm_re[j][0],
-                                          lam.fm_im[j][0], lam.z_re[j][0], lam.z_im[j][0], da, dp);
-      }
+    for (int l = 0; l < L; ++l) {
+      adj.set(l, adjoint_rotation(rot.get(l)));
+      da[l] = dp[l] = Real(0.0f);
     }
-    g[0] = da;
-    g[1] = dp;
+    Moves::for_live(here, [&](int j, int l) LARMOR_INLINE_LAMBDA {
+      adjoint_detail::rotation_pairings(
+          rot.get(l), adj.get(l), axis, s.fp_re[j][l], s.fp_im[j][l], s.fm_re[j][l], s.fm_im[j][l],
+          s.z_re[j][l], s.z_im[j][l], lam.fp_re[j][l], lam.fp_im[j][l], lam.fm_re[j][l],
+          lam.fm_im[j][l], lam.z_re[j][l], lam.z_im[j][l], da[l], dp[l]);
+    });
   }
 };
 

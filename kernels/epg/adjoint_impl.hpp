@@ -442,6 +442,9 @@ struct ReverseKernelBase {
   ReverseOutputs<memory_space> out;
   Store checkpoints, stretch;
   int interval = 1;
+  // Rows of the stores: one per block of voxels, or one per host worker
+  // thread where a kernel says so.
+  static constexpr bool stores_per_worker = false;
 };
 
 // A kernel names the base's members (they are of a dependent base).

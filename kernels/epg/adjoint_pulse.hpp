@@ -42,7 +42,7 @@ KOKKOS_INLINE_FUNCTION Real phase_pairing(const Real& lp_re, const Real& lp_im, 
 // N: F+ -> -i e^{ip} Z, F- -> i e^{-ip} Z, Z -> (i/2)(e^{ip} F- - e^{-ip} F+).
 // Adds this order's share to da and dp, and takes its adjoint from l' to l.
 template <class Real>
-KOKKOS_INLINE_FUNCTION void rotation_pairings(
+LARMOR_HOST_FORCEINLINE_FUNCTION void rotation_pairings(
     const RotationCoefficients<Real>& rot, const RotationCoefficients<Real>& adj,
     const PulseAxis& axis, const Real& s_fp_re, const Real& s_fp_im, const Real& s_fm_re,
     const Real& s_fm_im, const Real& s_z_re, const Real& s_z_im, Real& lp_re, Real& lp_im,

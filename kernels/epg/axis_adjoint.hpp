@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 
 #include "epg/adjoint_impl.hpp"
 #include "epg/axis_adjoint_lanes.hpp"
@@ -115,12 +116,19 @@ struct AxisAdjointKernel
   int groups = 1;         // lane blocks per team
   int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
+  // A host thread keeps its checkpoints and stretch in a store row of its
+  // own, as GroupedAdjointKernel's do; a device group the row of its block.
+  static constexpr bool stores_per_worker = host;
+  std::conditional_t<stores_per_worker, Kokkos::Experimental::UniqueToken<ExecSpace>, char>
+      workers{};
+
   // Where this thread's block sits in its group, and the group's voxels:
   // lane l holds voxel first_voxel + l.
   struct Place {
     int thread = 0, first_order = 0;
     bool has_next = false;
     int block = 0, first_voxel = 0;
+    int store_row = 0;          // a host thread's own row
     bool block_active = false;  // some lane holds a voxel
     bool active[L];
     Tissue tissue[L];
@@ -141,9 +149,9 @@ struct AxisAdjointKernel
                                    int orders = OPT) const {
     if constexpr (host) {
       const std::size_t bytes = sizeof(float) * L * std::size_t(orders);
-      std::memcpy(&store(at.block, slot, 0, 0), s.a, bytes);
-      std::memcpy(&store(at.block, slot, 1, 0), s.b, bytes);
-      std::memcpy(&store(at.block, slot, 2, 0), s.c, bytes);
+      std::memcpy(&store(at.store_row, slot, 0, 0), s.a, bytes);
+      std::memcpy(&store(at.store_row, slot, 1, 0), s.b, bytes);
+      std::memcpy(&store(at.store_row, slot, 2, 0), s.c, bytes);
     } else {
       (void)orders;
       LARMOR_UNROLL
@@ -162,9 +170,9 @@ struct AxisAdjointKernel
                                    int orders = OPT) const {
     if constexpr (host) {
       const std::size_t bytes = sizeof(float) * L * std::size_t(orders);
-      std::memcpy(s.a, &store(at.block, slot, 0, 0), bytes);
-      std::memcpy(s.b, &store(at.block, slot, 1, 0), bytes);
-      std::memcpy(s.c, &store(at.block, slot, 2, 0), bytes);
+      std::memcpy(s.a, &store(at.store_row, slot, 0, 0), bytes);
+      std::memcpy(s.b, &store(at.store_row, slot, 1, 0), bytes);
+      std::memcpy(s.c, &store(at.store_row, slot, 2, 0), bytes);
     } else {
       (void)orders;
       LARMOR_UNROLL
@@ -332,6 +340,7 @@ struct AxisAdjointKernel
     at.block = team.league_rank() * groups + group;
     at.first_voxel = at.block * L;
     at.block_active = at.first_voxel < tissue.voxels;
+    if constexpr (stores_per_worker) at.store_row = workers.acquire();
     // Inactive lanes walk a copy of voxel 0 with no cotangent (a device's
     // shuffles are warp-synchronous) and touch no memory of their own.
     LARMOR_UNROLL
@@ -386,6 +395,7 @@ struct AxisAdjointKernel
         if (at.active[k] && at.thread == 0) out.tissue_gradients(at.first_voxel + k, d) = total;
       }
     }
+    if constexpr (stores_per_worker) workers.release(at.store_row);
   }
 
   // One event's derivative along a sequence parameter, summed over the

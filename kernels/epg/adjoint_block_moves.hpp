@@ -1,0 +1,147 @@
+// The grouped reverse sweep's moves of a thread's block (adjoint_grouped.hpp):
+// the loop over its live orders and lanes, its checkpoint and stretch rows,
+// and the row moves of a shift. `LaneLoops`: a host thread holding every
+// order of `L` voxels, whose loops run to the event's live orders and whose
+// moves are block copies; otherwise a device thread's register block,
+// unrolled whole.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+
+#include "common/dual.hpp"
+#include "common/kokkos_compat.hpp"
+#include "epg/state_block.hpp"
+
+namespace larmor::epg::adjoint_detail {
+
+template <class Real, int OPT, int L, bool LaneLoops>
+struct BlockMoves {
+  using Block = StateBlock<Real, OPT, L>;
+  static constexpr int parts = part_count_v<Real>;
+  static constexpr bool lane_loops = LaneLoops;
+
+  // `f(j, l)` for the live orders [0, here) of a thread's block and each
+  // lane: unrolled over the block with a guard on a device (registers need
+  // compile-time indices), a loop to `here` vectorised over the lanes on a
+  // host thread with lanes. `f` must carry nothing from one lane to the next.
+  template <class F>
+  static KOKKOS_FORCEINLINE_FUNCTION void for_live(int here, F&& f) {
+    if constexpr (lane_loops) {
+      for (int j = 0; j < here; ++j) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) f(j, l);
+      }
+    } else {
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT; ++j) {
+        if (j < here) {
+          LARMOR_UNROLL
+          for (int l = 0; l < L; ++l) f(j, l);
+        }
+      }
+    }
+  }
+
+  static KOKKOS_FORCEINLINE_FUNCTION Real* component(Block& b, int c) {
+    Real* parts_of_block[6] = {&b.fp_re[0][0], &b.fp_im[0][0], &b.fm_re[0][0],
+                               &b.fm_im[0][0], &b.z_re[0][0],  &b.z_im[0][0]};
+    return parts_of_block[c];
+  }
+
+  // A store row holds the group's orders, each order's lanes side by side.
+  // A host thread with lanes copies the first `orders` rows of its block
+  // (at float as six block copies): a stretch row those an event reads (its
+  // live orders and the one above, which a shift moves down), a checkpoint
+  // row all (a replay from it runs events whose live orders grow). A device
+  // thread saves its block.
+  template <class Store>
+  static KOKKOS_INLINE_FUNCTION void save(const Store& store, int row, int slot, Block& b,
+                                          int orders = OPT) {
+    if constexpr (lane_loops && parts == 1) {
+      for (int c = 0; c < 6; ++c) {
+        std::memcpy(&store(row, slot, c, 0), component(b, c),
+                    sizeof(float) * L * std::size_t(orders));
+      }
+    } else {
+      LARMOR_UNROLL
+      for (int c = 0; c < 6; ++c) {
+        const Real* x = component(b, c);
+        LARMOR_UNROLL
+        for (int p = 0; p < parts; ++p) {
+          LARMOR_UNROLL
+          for (int j = 0; j < (lane_loops ? orders : OPT); ++j) {
+            LARMOR_UNROLL
+            for (int l = 0; l < L; ++l) {
+              store(row, slot, c * parts + p, (b.first_order + j) * L + l) =
+                  part_of(x[j * L + l], p);
+            }
+          }
+        }
+      }
+    }
+  }
+  template <class Store>
+  static KOKKOS_INLINE_FUNCTION void load(const Store& store, int row, int slot, Block& b,
+                                          int orders = OPT) {
+    if constexpr (lane_loops && parts == 1) {
+      for (int c = 0; c < 6; ++c) {
+        std::memcpy(component(b, c), &store(row, slot, c, 0),
+                    sizeof(float) * L * std::size_t(orders));
+      }
+    } else {
+      LARMOR_UNROLL
+      for (int c = 0; c < 6; ++c) {
+        Real* x = component(b, c);
+        LARMOR_UNROLL
+        for (int p = 0; p < parts; ++p) {
+          LARMOR_UNROLL
+          for (int j = 0; j < (lane_loops ? orders : OPT); ++j) {
+            LARMOR_UNROLL
+            for (int l = 0; l < L; ++l) {
+              part_of(x[j * L + l], p) =
+                  store(row, slot, c * parts + p, (b.first_order + j) * L + l);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // Every row of `x` one order down (x_j <- x_{j+1}) or up; the vacated end
+  // row is the caller's. A host thread with lanes moves only the rows of an
+  // event's `here` live orders and the one above (above, the state is zero
+  // or never read again and the adjoint dead: neither reaches a live order),
+  // as one block (element loops over strided lanes stay scalar).
+  static KOKKOS_FORCEINLINE_FUNCTION int moved_rows(int here) {
+    return here < OPT ? here + 1 : OPT;
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void rows_down(Real (&x)[OPT][L], int here) {
+    if constexpr (lane_loops) {
+      const int rows = moved_rows(here);
+      if (rows > 1) std::memmove(&x[0][0], &x[1][0], sizeof(Real) * (rows - 1) * L);
+    } else {
+      (void)here;
+      LARMOR_UNROLL
+      for (int j = 0; j < OPT - 1; ++j) {
+        LARMOR_UNROLL
+        for (int l = 0; l < L; ++l) x[j][l] = x[j + 1][l];
+      }
+    }
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void rows_up(Real (&x)[OPT][L], int here) {
+    if constexpr (lane_loops) {
+      const int rows = moved_rows(here);
+      if (rows > 1) std::memmove(&x[1][0], &x[0][0], sizeof(Real) * (rows - 1) * L);
+    } else {
+      (void)here;
+      LARMOR_UNROLL
+      for (int j = OPT - 1; j > 0; --j) {
+        LARMOR_UNROLL
+        for (int l = 0; l < L; ++l) x[j][l] = x[j - 1][l];
+      }
+    }
+  }
+};
+
+}  // namespace larmor::epg::adjoint_detail
