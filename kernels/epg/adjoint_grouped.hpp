@@ -63,13 +63,8 @@ struct GroupedAdjointKernel
   int groups = 1;         // lane blocks per team
   int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
-  // A host thread keeps its checkpoints and stretch in a store row of its
-  // own, reused by each block of voxels it takes (so they stay in its
-  // caches; configure() sizes the stores by `workers.size()`); a device
-  // group writes the row of its voxels.
-  static constexpr bool stores_per_worker = host;
-  std::conditional_t<stores_per_worker, Kokkos::Experimental::UniqueToken<ExecSpace>, char>
-      workers{};
+  WorkerRows<ExecSpace> workers;
+  static constexpr bool stores_per_worker = WorkerRows<ExecSpace>::enabled;
 
   // Where a thread's block sits: its group's row of lanes, the voxels of
   // its lanes (lane l holds voxel first_voxel + l) and its row of the stores.
@@ -312,8 +307,7 @@ struct GroupedAdjointKernel
     Place at;
     at.row = team.league_rank() * groups + group;
     at.first_voxel = at.row * L;
-    at.store_row = at.row;
-    if constexpr (stores_per_worker) at.store_row = workers.acquire();
+    at.store_row = workers.acquire(at.row);
     // Inactive lanes walk a copy of voxel 0 with no cotangent (a device's
     // shuffles are warp-synchronous) and touch no memory of their own.
     LARMOR_UNROLL
@@ -374,7 +368,7 @@ struct GroupedAdjointKernel
         }
       }
     }
-    if constexpr (stores_per_worker) workers.release(at.store_row);
+    workers.release(at.store_row);
   }
 
   // The orders of a thread's block that an event reads.

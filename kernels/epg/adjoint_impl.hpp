@@ -443,8 +443,32 @@ struct ReverseKernelBase {
   Store checkpoints, stretch;
   int interval = 1;
   // Rows of the stores: one per block of voxels, or one per host worker
-  // thread where a kernel says so.
+  // thread where a kernel holds WorkerRows.
   static constexpr bool stores_per_worker = false;
+};
+
+// The store rows of a sweep's host worker threads: each keeps its
+// checkpoints and stretch in a row of its own, reused by every block of
+// voxels it runs, so that they stay in its caches (configure() sizes the
+// stores by size()); a device group writes the row of its block.
+template <class ExecSpace>
+struct WorkerRows {
+  static constexpr bool enabled = kx::is_host_space_v<ExecSpace>;
+  std::conditional_t<enabled, Kokkos::Experimental::UniqueToken<ExecSpace>, char> token{};
+
+  int size() const {
+    if constexpr (enabled) return int(token.size());
+    return 0;
+  }
+  // The row a block of voxels at `own_row` writes.
+  KOKKOS_INLINE_FUNCTION int acquire(int own_row) const {
+    if constexpr (enabled) return int(token.acquire());
+    return own_row;
+  }
+  KOKKOS_INLINE_FUNCTION void release(int row) const {
+    if constexpr (enabled) token.release(row);
+    (void)row;
+  }
 };
 
 // A kernel names the base's members (they are of a dependent base).

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "epg/adjoint_block_moves.hpp"
 #include "epg/adjoint_impl.hpp"
 #include "epg/axis_adjoint_lanes.hpp"
 #include "epg/state_block.hpp"
@@ -69,19 +70,8 @@ struct AxisAdjointKernel
     if constexpr (host && L == 1) {
 #pragma omp simd
       for (int j = 0; j < here; ++j) f(j, 0);
-    } else if constexpr (host) {
-      for (int j = 0; j < here; ++j) {
-#pragma omp simd
-        for (int l = 0; l < L; ++l) f(j, l);
-      }
     } else {
-      LARMOR_UNROLL
-      for (int j = 0; j < OPT; ++j) {
-        if (j < here) {
-          LARMOR_UNROLL
-          for (int l = 0; l < L; ++l) f(j, l);
-        }
-      }
+      adjoint_detail::BlockMoves<float, OPT, L, host>::for_live(here, f);
     }
   }
 
@@ -116,11 +106,8 @@ struct AxisAdjointKernel
   int groups = 1;         // lane blocks per team
   int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
-  // A host thread keeps its checkpoints and stretch in a store row of its
-  // own, as GroupedAdjointKernel's do; a device group the row of its block.
-  static constexpr bool stores_per_worker = host;
-  std::conditional_t<stores_per_worker, Kokkos::Experimental::UniqueToken<ExecSpace>, char>
-      workers{};
+  WorkerRows<ExecSpace> workers;  // a host thread's store row (a device block's is `block`)
+  static constexpr bool stores_per_worker = WorkerRows<ExecSpace>::enabled;
 
   // Where this thread's block sits in its group, and the group's voxels:
   // lane l holds voxel first_voxel + l.
@@ -340,7 +327,7 @@ struct AxisAdjointKernel
     at.block = team.league_rank() * groups + group;
     at.first_voxel = at.block * L;
     at.block_active = at.first_voxel < tissue.voxels;
-    if constexpr (stores_per_worker) at.store_row = workers.acquire();
+    at.store_row = workers.acquire(at.block);
     // Inactive lanes walk a copy of voxel 0 with no cotangent (a device's
     // shuffles are warp-synchronous) and touch no memory of their own.
     LARMOR_UNROLL
@@ -395,7 +382,7 @@ struct AxisAdjointKernel
         if (at.active[k] && at.thread == 0) out.tissue_gradients(at.first_voxel + k, d) = total;
       }
     }
-    if constexpr (stores_per_worker) workers.release(at.store_row);
+    workers.release(at.store_row);
   }
 
   // One event's derivative along a sequence parameter, summed over the
