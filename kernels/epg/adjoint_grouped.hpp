@@ -11,10 +11,11 @@
 // On the host the group is one thread holding every order (a team of one):
 // fixed-size blocks, faster there too than the plain one-voxel kernel of
 // adjoint_impl.hpp (which takes over above 64 orders). A host run without
-// declared terms at float holds `L` voxels side by side in each order
+// declared terms (VJP or HVP) holds `L` voxels side by side in each order
 // (StateBlock's lanes), so that the per-order steps and pairings run as SIMD
 // loops over the lanes, as the on-axis sweep's do (axis_adjoint.hpp); a
-// device thread holds one voxel.
+// device thread holds one voxel. A host thread's checkpoints and stretch
+// stay in one store row of its own (WorkerRows).
 //
 // `Declared` compiles the declared terms' code (diffusion and flow factors,
 // a transmit array's fields). A device run that declares none takes the
