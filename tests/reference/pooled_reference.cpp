@@ -56,9 +56,8 @@ Model model_of(const PooledTissue& t) {
 }
 
 // One order's values across the pools (at most three: two free pools and a
-// bound one), held in place: the integrator below runs once per order per
-// interval, and heap vectors there made the pooled tests' finite differences
-// take most of a minute.
+// bound one), held in place: the finite-difference tests run the reference
+// thousands of times.
 struct PoolVector {
   std::array<Complex, 3> v{};
   std::size_t n = 0;
@@ -88,6 +87,32 @@ void integrate(PoolVector& y, double duration, int steps, Rhs rhs) {
       y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
   }
 }
+
+// A homogeneous linear y' = A y: RK4 is linear in y, so its result for any
+// start is the matrix whose columns are its results for the unit vectors.
+// Integrating those once per interval and applying the matrix to every order
+// gives each order what integrating it alone would, in far fewer steps.
+struct Propagator {
+  std::array<PoolVector, 3> column{PoolVector(0), PoolVector(0), PoolVector(0)};
+  std::size_t n = 0;
+
+  template <class Rhs>
+  Propagator(int size, double duration, int steps, Rhs rhs) : n(std::size_t(size)) {
+    for (std::size_t j = 0; j < n; ++j) {
+      PoolVector e(size);
+      e[j] = 1.0;
+      integrate(e, duration, steps, rhs);
+      column[j] = e;
+    }
+  }
+  void apply(PoolVector& y) const {
+    PoolVector out(static_cast<int>(n));
+    for (std::size_t j = 0; j < n; ++j) {
+      for (std::size_t i = 0; i < n; ++i) out[i] += column[j][i] * y[j];
+    }
+    y = out;
+  }
+};
 
 }  // namespace
 
@@ -140,36 +165,35 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
     const double interval_s = e.duration_s + d.lobe_time_after_s(std::size_t(&e - d.events.data()));
     if (interval_s <= 0.0) continue;
     const int steps = 8 + int(std::ceil(interval_s * fastest / 0.01));
-    // Transverse: per signed order, the free pools' F with exchange between
-    // free pools and the common precession.
+    // Transverse: the free pools' F with exchange between free pools and the
+    // common precession, alike for every signed order.
+    const Propagator transverse(m.free, interval_s, steps, [&](const PoolVector& v) {
+      PoolVector dv(m.free);
+      for (int i = 0; i < m.free; ++i) {
+        Complex out = Complex(-m.r2[std::size_t(i)], 2 * kPi * m.df) * v[std::size_t(i)];
+        for (int j = 0; j < m.free; ++j) {
+          if (j == i) continue;
+          out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
+                 m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
+        }
+        dv[std::size_t(i)] = out;
+      }
+      return dv;
+    });
     for (int n = -(orders - 1); n < orders; ++n) {
       PoolVector y(m.free);
       for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].f(n);
-      integrate(y, interval_s, steps, [&](const PoolVector& v) {
-        PoolVector dv(m.free);
-        for (int i = 0; i < m.free; ++i) {
-          Complex out = Complex(-m.r2[std::size_t(i)], 2 * kPi * m.df) * v[std::size_t(i)];
-          for (int j = 0; j < m.free; ++j) {
-            if (j == i) continue;
-            out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
-                   m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
-          }
-          dv[std::size_t(i)] = out;
-        }
-        return dv;
-      });
+      transverse.apply(y);
       for (int p = 0; p < m.free; ++p) free[std::size_t(p)].set_f(n, y[std::size_t(p)]);
     }
-    // Longitudinal: per order, every pool's Z with exchange; recovery at k = 0.
-    for (int k = 0; k < orders; ++k) {
-      PoolVector y(m.pools);
-      for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].z(k);
-      if (m.pools > m.free) y[std::size_t(m.pools - 1)] = bound[std::size_t(k)];
-      integrate(y, interval_s, steps, [&](const PoolVector& v) {
+    // Longitudinal: every pool's Z with exchange; recovery toward equilibrium
+    // at k = 0 only (integrated as it is), the orders above decay alike.
+    const auto longitudinal = [&](bool recovers) {
+      return [&m, recovers](const PoolVector& v) {
         PoolVector dv(m.pools);
         for (int i = 0; i < m.pools; ++i) {
           Complex out =
-              -m.r1[std::size_t(i)] * (v[std::size_t(i)] - (k == 0 ? m.eq[std::size_t(i)] : 0.0));
+              -m.r1[std::size_t(i)] * (v[std::size_t(i)] - (recovers ? m.eq[std::size_t(i)] : 0.0));
           for (int j = 0; j < m.pools; ++j) {
             if (j == i) continue;
             out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
@@ -178,7 +202,18 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
           dv[std::size_t(i)] = out;
         }
         return dv;
-      });
+      };
+    };
+    const Propagator decay(m.pools, interval_s, steps, longitudinal(false));
+    for (int k = 0; k < orders; ++k) {
+      PoolVector y(m.pools);
+      for (int p = 0; p < m.free; ++p) y[std::size_t(p)] = free[std::size_t(p)].z(k);
+      if (m.pools > m.free) y[std::size_t(m.pools - 1)] = bound[std::size_t(k)];
+      if (k == 0) {
+        integrate(y, interval_s, steps, longitudinal(true));
+      } else {
+        decay.apply(y);
+      }
       for (int p = 0; p < m.free; ++p) {
         free[std::size_t(p)].set_z(
             k, k == 0 ? Complex(y[std::size_t(p)].real(), 0.0) : y[std::size_t(p)]);
