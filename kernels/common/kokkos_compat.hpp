@@ -33,6 +33,15 @@
 #define LARMOR_HOST_FORCEINLINE_FUNCTION KOKKOS_INLINE_FUNCTION
 #endif
 
+// A host loop over voxel lanes whose iterations touch separate elements of
+// several arrays: g++ otherwise checks at run time that the arrays do not
+// overlap, and gives up vectorising where that takes too many checks.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDA_ARCH__)
+#define LARMOR_INDEPENDENT_LANES _Pragma("GCC ivdep")
+#else
+#define LARMOR_INDEPENDENT_LANES
+#endif
+
 namespace larmor::kx {
 
 #if KOKKOS_VERSION >= 30700

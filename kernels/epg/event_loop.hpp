@@ -13,6 +13,7 @@
 #include "epg/axis_state.hpp"
 #include "epg/event_table.hpp"
 #include "epg/operators.hpp"
+#include "epg/part_ring_state.hpp"
 #include "epg/ring_state.hpp"
 #include "epg/state_block.hpp"
 #include "epg/tissue_views.hpp"
@@ -144,10 +145,13 @@ struct ForwardKernel {
   using member = typename policy::member_type;
   using scratch_records =
       Kokkos::View<EventRecord*, typename ExecSpace::scratch_memory_space, kx::Unmanaged>;
-  // Host threads hold every order and shift by moving ring offsets; device
-  // threads hold register blocks and trade block edges.
-  using ComplexState = std::conditional_t<kx::is_host_space_v<ExecSpace>,
-                                          RingStateBlock<Real, OrdersPerThread, Lanes>,
+  // Host threads hold every order and shift by moving ring offsets (forward
+  // mode: each dual number's parts in rows of their own, so that the lanes
+  // vectorise); device threads hold register blocks and trade block edges.
+  using HostRing = std::conditional_t<dual_steps::applies_v<Real>,
+                                      PartRingStateBlock<Real, OrdersPerThread, Lanes>,
+                                      RingStateBlock<Real, OrdersPerThread, Lanes>>;
+  using ComplexState = std::conditional_t<kx::is_host_space_v<ExecSpace>, HostRing,
                                           StateBlock<Real, OrdersPerThread, Lanes>>;
   using AxisState = std::conditional_t<kx::is_host_space_v<ExecSpace>,
                                        AxisRingStateBlock<Real, OrdersPerThread, Lanes>,

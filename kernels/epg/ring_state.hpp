@@ -108,10 +108,6 @@ struct RingStateBlock {
   }
 
   KOKKOS_INLINE_FUNCTION void rotate(int live, const LaneRotations<Real, lanes>& rotation) {
-    if constexpr (dual_steps::applies_v<Real>) {
-      dual_steps::rotate(*this, live, rotation);
-      return;
-    }
     const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);
@@ -172,10 +168,7 @@ struct RingStateBlock {
       applied[l] = ev[l];
       if (spoil) applied[l].e2 = applied[l].rot_re = applied[l].rot_im = Real(0.0f);
     }
-    if constexpr (dual_steps::applies_v<Real>) {
-      dual_steps::evolve<Precess>(*this, live, applied, directions);
-      return;
-    }
+    (void)directions;  // forward mode by parts has a block of its own (part_ring_state.hpp)
     const int n = live < opt ? live : opt;
     for (int k = 0; k < n; ++k) {
       const int p = plus_slot(k), m = minus_slot(k);

@@ -41,12 +41,13 @@ struct DeviceForward {
                                             {16, 2, true}};
 };
 
-// Forward mode (dual numbers of six floats per complex state): four lanes up
-// to 64 orders on the host, one beyond; one order per device thread, two on
+// Forward mode (dual numbers of six floats per complex state): sixteen lanes
+// up to 64 orders on the host (each part's lanes contiguous: the vector loops
+// of part_ring_state.hpp), one beyond; one order per device thread, two on
 // the axis.
 struct HostJvp {
-  static constexpr StateLayout entries[] = {{8, 4, false},   {16, 4, false},  {32, 4, false},
-                                            {64, 4, false},  {128, 1, false}, {256, 1, false},
+  static constexpr StateLayout entries[] = {{8, 16, false},  {16, 16, false}, {32, 16, false},
+                                            {64, 16, false}, {128, 1, false}, {256, 1, false},
                                             {512, 1, false}, {1024, 1, false}};
 };
 struct DeviceJvp {

@@ -1,4 +1,5 @@
-// The forward-mode steps taken by parts (kernels/epg/dual_steps.hpp) against
+// The forward-mode steps taken by parts (kernels/epg/dual_steps.hpp and the
+// host's PartRingStateBlock, each part in a row of its own) against
 // the same steps taken with dual numbers in double: the operators of
 // operators.hpp applied order by order at Dual<double, 5>. Coefficients that
 // depend on the expected tissue directions, on a state without an M0 tangent,
@@ -14,7 +15,7 @@
 
 #include "common/dual.hpp"
 #include "epg/operators.hpp"
-#include "epg/ring_state.hpp"
+#include "epg/part_ring_state.hpp"
 #include "epg/state_block.hpp"
 
 namespace larmor::epg {
@@ -180,7 +181,7 @@ void evolutions_match_the_dual_product(int thread, bool precess, bool spoil, uns
 }
 
 using DeviceBlock = StateBlock<Single, 4, 2>;
-using HostRing = RingStateBlock<Single, 6, 4>;
+using HostRing = PartRingStateBlock<Single, 6, 8>;
 
 // The sparse sweep (B1 alone, a state without an M0 tangent), then every
 // direction: a flip that also depends on T1, or a state with an M0 tangent.
