@@ -298,7 +298,8 @@ void simulate_forward(const ExecSpace& exec,
 // is six floats, so the state of more would not stay in registers), two on
 // the axis (three dual numbers per order instead of six; a requested 1x1
 // layout keeps one, for comparison); on the host the order bucket of the forward run
-// with sixteen voxel lanes up to 64 orders, one beyond.
+// with a vector's voxel lanes up to 64 orders (layouts::host_vector_floats),
+// one beyond.
 template <class ExecSpace>
 void simulate_tissue_jvp(const ExecSpace& exec,
                          const EventTable<typename ExecSpace::memory_space>& events,

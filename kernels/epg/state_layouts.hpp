@@ -22,9 +22,20 @@ struct StateLayout {
 
 namespace layouts {
 
+// The floats of one SIMD register of the host build (-march=native): forward
+// mode's voxel lanes up to 64 orders.
+#if defined(__AVX512F__)
+inline constexpr int host_vector_floats = 16;
+#else
+inline constexpr int host_vector_floats = 8;
+#endif
+
 // Host forward runs: one order bucket per power of two, the voxel lanes the
 // SIMD lanes (fewer for large buckets, to bound the stack); the one-lane
-// on-axis buckets serve LaunchOptions::real_scalar.
+// on-axis buckets serve LaunchOptions::real_scalar. Eight lanes, not a
+// vector's sixteen: the declared terms' kernels share the layout, and their
+// per-lane work (a transmit array's flips, the walks) grows with the lanes
+// (docs/performance.md, "Host kernels").
 struct HostForward {
   static constexpr StateLayout entries[] = {
       {8, 8, false},   {16, 8, false},  {32, 8, false},   {64, 8, false}, {128, 4, false},
@@ -41,14 +52,15 @@ struct DeviceForward {
                                             {16, 2, true}};
 };
 
-// Forward mode (dual numbers of six floats per complex state): sixteen lanes
-// up to 64 orders on the host (each part's lanes contiguous: the vector loops
-// of part_ring_state.hpp), one beyond; one order per device thread, two on
+// Forward mode (dual numbers of six floats per complex state): a vector's
+// lanes up to 64 orders on the host (each part's lanes contiguous: the vector
+// loops of part_ring_state.hpp), one beyond; one order per device thread, two on
 // the axis.
 struct HostJvp {
-  static constexpr StateLayout entries[] = {{8, 16, false},  {16, 16, false}, {32, 16, false},
-                                            {64, 16, false}, {128, 1, false}, {256, 1, false},
-                                            {512, 1, false}, {1024, 1, false}};
+  static constexpr int lanes = host_vector_floats;
+  static constexpr StateLayout entries[] = {
+      {8, lanes, false}, {16, lanes, false}, {32, lanes, false}, {64, lanes, false},
+      {128, 1, false},   {256, 1, false},    {512, 1, false},    {1024, 1, false}};
 };
 struct DeviceJvp {
   static constexpr StateLayout entries[] = {{1, 1, false}, {2, 1, true}};
