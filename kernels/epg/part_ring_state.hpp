@@ -41,6 +41,9 @@ struct PartRingStateBlock {
   static constexpr int ring = ring_slots();
   static constexpr int mask = ring - 1;
   static constexpr int first_order = 0;  // one thread holds every order
+  // The offsets are members here, not axis_state.hpp's RingOffsets as a base
+  // class: with the base, g++ compiled the by-parts loops markedly slower
+  // (docs/performance.md, "Host kernels").
 
   // [slot or order][part][lane]: an order's parts side by side, each part's
   // lanes contiguous.
