@@ -20,6 +20,7 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/dual_steps.hpp"
 #include "epg/operators.hpp"
+#include "epg/ring_state.hpp"
 #include "epg/slice_profile.hpp"
 #include "epg/state_block.hpp"
 #include "epg/transport.hpp"
@@ -33,12 +34,7 @@ struct PartRingStateBlock {
   static constexpr int lanes = Lanes;
   static constexpr int tangents = tangent_count_v<Real>;
   static constexpr int parts = part_count_v<Real>;
-  static constexpr int ring_slots() {
-    int r = 1;
-    while (r < Orders + 1) r *= 2;
-    return r;
-  }
-  static constexpr int ring = ring_slots();
+  static constexpr int ring = RingStateBlock<float, Orders, Lanes>::ring;
   static constexpr int mask = ring - 1;
   static constexpr int first_order = 0;  // one thread holds every order
   // The offsets are members here, not axis_state.hpp's RingOffsets as a base
