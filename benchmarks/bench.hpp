@@ -22,6 +22,11 @@ struct BenchArgs {
   std::vector<std::string> terms = {"none"};  // declared terms, one run per entry
 };
 
+// Where and when a result was measured, for every mode's JSON: the host's
+// name and the UTC time (ISO 8601).
+std::string hostname();
+std::string utc_now();
+
 // Runs the mode's bench; rank 0 prints the table and writes the JSON.
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);
 // --mode rebind (bench_rebinding.cpp).

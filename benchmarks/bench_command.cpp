@@ -18,18 +18,6 @@
 
 namespace larmor::benchmarks {
 
-namespace {
-
-struct Result {
-  std::string workload;
-  std::int64_t voxels = 0, events = 0;
-  int samples = 0, states = 0, repeats = 0;  // states: those the kernels step
-  double best_s = 0, median_s = 0, flops = 0;
-  std::string layout;
-  std::string mode;
-  std::string terms;
-};
-
 std::string hostname() {
   char buf[256] = {0};
   gethostname(buf, sizeof(buf) - 1);
@@ -42,6 +30,18 @@ std::string utc_now() {
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
+
+namespace {
+
+struct Result {
+  std::string workload;
+  std::int64_t voxels = 0, events = 0;
+  int samples = 0, states = 0, repeats = 0;  // states: those the kernels step
+  double best_s = 0, median_s = 0, flops = 0;
+  std::string layout;
+  std::string mode;
+  std::string terms;
+};
 
 Result bench_one(const std::string& name, const std::string& terms, const BenchArgs& args) {
   Workload w = make_workload(name, args.schedule);

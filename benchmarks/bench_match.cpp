@@ -9,7 +9,6 @@
 // subset, and times the voxels again through an overlapped matcher fed by a
 // copy from host memory (a reader at memory speed) against the copy and the
 // phases one after the other.
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -179,10 +178,9 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
                 100 * mean_rel[p]);
   }
   std::printf("\n");
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
   std::ostringstream json;
-  json << "{\n  \"machine\": \"" << host << "\", \"backend\": \"" << simulate::backend_name()
+  json << "{\n  \"machine\": \"" << hostname() << "\", \"date\": \"" << utc_now()
+       << "\", \"backend\": \"" << simulate::backend_name()
        << "\", \"workload\": \"mrf-match\",\n  \"atoms\": " << atoms << ", \"samples\": " << samples
        << ", \"voxels\": " << voxels << ", \"chunk_voxels\": " << matcher.chunk_voxels()
        << ", \"rank\": " << c.samples << ", \"energy_kept\": " << c.energy_kept

@@ -3,7 +3,6 @@
 // voxels (scaled by --scale or --voxels), forward and adjoint kernels timed
 // separately (inputs on the device, a warm-up launch, then the best of
 // --repeats). Writes JSON (atomically) and a table.
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -81,10 +80,9 @@ int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm) {
               adjoint_det.second * 1e3, adjoint_det.first * 1e9 / voxels,
               adj_flops / adjoint_det.first * 1e-9);
   std::printf("(* deterministic: one team per voxel block over every feature, no atomics)\n");
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
   std::ostringstream json;
-  json << "{\n  \"machine\": \"" << host << "\",\n  \"backend\": \"" << simulate::backend_name()
+  json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
+       << "\",\n  \"backend\": \"" << simulate::backend_name()
        << "\",\n  \"workload\": \"perk\",\n  \"voxels\": " << voxels << ", \"inputs\": " << q
        << ", \"features\": " << h << ", \"outputs\": " << l
        << ",\n  \"apply_best_s\": " << forward.first << ", \"apply_median_s\": " << forward.second

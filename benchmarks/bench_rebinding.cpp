@@ -3,7 +3,6 @@
 // buffers, by building and packing a description afresh vs by value
 // rebinding (src/sequence/rebinding.hpp). Each call gets different values.
 // Host only; writes JSON (atomically) and a table.
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -70,10 +69,9 @@ int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& com
               "rebind [calls/s]", "speed-up");
   std::printf("%-8s %8lld %16.0f %16.0f %9.1f\n", "mrf", static_cast<long long>(events), repack,
               rebind, rebind / repack);
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
   std::ostringstream json;
-  json << "{\n  \"machine\": \"" << host << "\",\n  \"mode\": \"rebind\",\n  \"results\": [\n"
+  json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
+       << "\",\n  \"mode\": \"rebind\",\n  \"results\": [\n"
        << "    {\"workload\": \"mrf\", \"events\": " << events << ", \"arguments\": " << base.size()
        << ", \"repack_calls_per_s\": " << repack << ", \"rebind_calls_per_s\": " << rebind
        << ", \"speedup\": " << rebind / repack << ", \"checksum\": " << checksum << "}\n  ]\n}\n";
