@@ -28,8 +28,8 @@
 // L = 1 there too, for comparison.
 #pragma once
 
+#include <cstddef>
 #include <cstring>
-#include <type_traits>
 
 #include "epg/adjoint_block_moves.hpp"
 #include "epg/adjoint_impl.hpp"
@@ -194,8 +194,8 @@ struct AxisAdjointKernel
     if constexpr (host) {
       const int rows = here < OPT ? here + 1 : OPT;
       if (rows < 2) return;
-      std::memmove(&up[1][0], &up[0][0], sizeof(float) * (rows - 1) * L);
-      std::memmove(&down[0][0], &down[1][0], sizeof(float) * (rows - 1) * L);
+      adjoint_detail::move_elements(&up[1][0], &up[0][0], std::size_t(rows - 1) * L);
+      adjoint_detail::move_elements(&down[0][0], &down[1][0], std::size_t(rows - 1) * L);
     } else {
       (void)here;
       LARMOR_UNROLL

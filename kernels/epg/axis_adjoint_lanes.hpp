@@ -107,8 +107,10 @@ struct LaneCoefficients<L, true> {
   LaneRelaxations<L> relaxation[2];
   int replace = 0;  // the slot a new interval takes (not the one used last)
 
-  const LaneAxisRotations<L>& rotations(const EventRecord& rec,
-                                        const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
+  // Host and device functions only because the sweep's are (host threads
+  // alone take this cache).
+  KOKKOS_INLINE_FUNCTION const LaneAxisRotations<L>& rotations(
+      const EventRecord& rec, const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
     if (rec.flip != flip || rec.cos_phase != cos_phase || rec.sin_phase != sin_phase ||
         follows_b1(rec) != scaled) {
       rotation = lane_rotations(rec, tissue);
@@ -119,8 +121,8 @@ struct LaneCoefficients<L, true> {
     }
     return rotation;
   }
-  const LaneRelaxations<L>& relaxations(const EventRecord& rec,
-                                        const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
+  KOKKOS_INLINE_FUNCTION const LaneRelaxations<L>& relaxations(
+      const EventRecord& rec, const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
     for (int i = 0; i < 2; ++i) {
       if (rec.duration == duration[i]) {
         replace = 1 - i;
