@@ -70,6 +70,16 @@ struct PoolVector {
   const Complex& operator[](std::size_t i) const { return v[i]; }
 };
 
+// Adds to `out` pool i's exchange with the first `count` pools: what leaves
+// it for each (k_ij v_i) and what arrives from each (k_ji v_j).
+void add_exchange(Complex& out, const Model& m, const PoolVector& v, int i, int count) {
+  for (int j = 0; j < count; ++j) {
+    if (j == i) continue;
+    out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
+           m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
+  }
+}
+
 // y' = f(y) for one order's vector; RK4 over `duration` in `steps` steps.
 template <class Rhs>
 void integrate(PoolVector& y, double duration, int steps, Rhs rhs) {
@@ -171,11 +181,7 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
       PoolVector dv(m.free);
       for (int i = 0; i < m.free; ++i) {
         Complex out = Complex(-m.r2[std::size_t(i)], 2 * kPi * m.df) * v[std::size_t(i)];
-        for (int j = 0; j < m.free; ++j) {
-          if (j == i) continue;
-          out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
-                 m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
-        }
+        add_exchange(out, m, v, i, m.free);
         dv[std::size_t(i)] = out;
       }
       return dv;
@@ -194,11 +200,7 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
         for (int i = 0; i < m.pools; ++i) {
           Complex out =
               -m.r1[std::size_t(i)] * (v[std::size_t(i)] - (recovers ? m.eq[std::size_t(i)] : 0.0));
-          for (int j = 0; j < m.pools; ++j) {
-            if (j == i) continue;
-            out += -m.k[std::size_t(i)][std::size_t(j)] * v[std::size_t(i)] +
-                   m.k[std::size_t(j)][std::size_t(i)] * v[std::size_t(j)];
-          }
+          add_exchange(out, m, v, i, m.pools);
           dv[std::size_t(i)] = out;
         }
         return dv;
