@@ -92,6 +92,8 @@ void simulate_reverse(const ExecSpace& exec,
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
+  check_sample_weights(events.sample_weight_tables, tissue.weights.tables(), tissue.weights.orders,
+                       tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (checkpoint_interval < 0) {
     throw std::invalid_argument(name + ": checkpoint_interval must be >= 1 (0: automatic), got " +
                                 std::to_string(checkpoint_interval));
@@ -129,11 +131,13 @@ void simulate_reverse(const ExecSpace& exec,
     if (events.orders <= 16) return layout(std::integral_constant<int, 16>{});
     return layout(std::integral_constant<int, 64>{});
   }
-  // Slice-selective pulses take the plain kernel: its general rotations
-  // compiled into the grouped one would slow every grouped run, where every
-  // pulse is instantaneous (docs/performance.md, "Reverse sweeps";
-  // LARMOR_REAL_PATH=off larmor bench -m vjp -w mrf).
-  if (events.orders <= 64 && !options.plain_adjoint && events.slice_profiles == 0) {
+  // Slice-selective pulses and samples weighted over the voxel take the
+  // plain kernel: its general rotations compiled into the grouped one would
+  // slow every grouped run, where every pulse is instantaneous
+  // (docs/performance.md, "Reverse sweeps"; LARMOR_REAL_PATH=off larmor bench
+  // -m vjp -w mrf).
+  if (events.orders <= 64 && !options.plain_adjoint && events.slice_profiles == 0 &&
+      events.sample_weight_tables == 0) {
     // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
     // team. Host: a team of one thread holding every order (of eight voxels
     // in SIMD lanes on the axis). An on-axis table (at float) runs the axis

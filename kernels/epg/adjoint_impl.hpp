@@ -590,15 +590,38 @@ struct AdjointKernel : ReverseKernelBase<typename ExecSpace::memory_space, Kokko
       // The sample y = M0 q with q = F+_0 e^{-i phase}, and the loss Re conj(w) y:
       // dL/dM0 = Re conj(w) q, dL/dphase = Re conj(w) (-i y), and the adjoint
       // of F+_0 gains M0 w e^{i phase}.
+      // A sample weighted over the voxel has sum_k W_k F_k in place of F+_0
+      // (F_k = F+_k, F_-k = conj(F-_k)): F+_k's adjoint gains conj(W_k) times
+      // F+_0's, F-_k's gains W_-k times its conjugate.
       const float w_re = cotangents(v, rec.output_index, 0);
       const float w_im = cotangents(v, rec.output_index, 1);
       const float c = rec.cos_phase, sn = rec.sin_phase;
-      const Real q_re = s1.fp_re[0] * c + s1.fp_im[0] * sn;
-      const Real q_im = s1.fp_im[0] * c - s1.fp_re[0] * sn;
+      const int table = sample_weights_of(rec);
+      const int position = slice_voxel(tissue, v).position;
+      const SampleWeightViews<memory_space>& weights = tissue.weights;
+      Real f_re = s1.fp_re[0], f_im = s1.fp_im[0];
+      if (table > 0) {
+        f_re = f_im = Real(0.0f);
+        for (int k = 0; k < live; ++k) {
+          weights.add_order(table, position, k, s1.fp_re[k], s1.fp_im[k], s1.fm_re[k], s1.fm_im[k],
+                            f_re, f_im);
+        }
+      }
+      const Real q_re = f_re * c + f_im * sn;
+      const Real q_im = f_im * c - f_re * sn;
       g.tissue[tissue_direction::m0] += q_re * w_re + q_im * w_im;
       seq_phase = x.m0 * (q_im * w_re - q_re * w_im);
-      lam.fp_re[0] += x.m0 * (w_re * c - w_im * sn);
-      lam.fp_im[0] += x.m0 * (w_im * c + w_re * sn);
+      const Real l_re = x.m0 * (w_re * c - w_im * sn);
+      const Real l_im = x.m0 * (w_im * c + w_re * sn);
+      if (table > 0) {
+        for (int k = 0; k < live; ++k) {
+          weights.seed_order(table, position, k, l_re, l_im, lam.fp_re[k], lam.fp_im[k],
+                             lam.fm_re[k], lam.fm_im[k]);
+        }
+      } else {
+        lam.fp_re[0] += l_re;
+        lam.fp_im[0] += l_im;
+      }
     }
     if (act & abi::action::crush_before) unshift_with_lobe(lam, d, x, n, live);
     add_sequence(e, sequence_gradient::flip, seq_flip);

@@ -15,7 +15,8 @@ enum class EventKind : std::uint8_t {
   wait = 0,   // free evolution only
   pulse = 1,  // instantaneous RF rotation by flip * B1 (flip alone with
               // action::b1_fixed) about the axis at `phase`
-  adc = 2,    // record F+_0 (times M0, demodulated by `phase`) into output_index
+  adc = 2,    // record F+_0 (times M0, demodulated by `phase`) into output_index;
+              // a sample with voxel weights records their sum over the orders
 };
 
 // Bits of the action word. Each set shift bit dephases by exactly one order
@@ -46,7 +47,9 @@ inline constexpr std::uint32_t all_bits = (1u << 6) - 1u;
 //   saturation      float     bound-pool saturation weight of a pulse
 //   rf_frequency_hz float     RF offset of a pulse from the water resonance [Hz]
 //   slice_profile   int32     pulse: its slice-selective table, 1-based (0: an
-//                             instantaneous rotation); 0 for every other event
+//                             instantaneous rotation); adc: its voxel weights,
+//                             1-based (0: F+_0 alone; src/sequence/
+//                             voxel_integral.hpp); 0 for a wait
 inline constexpr int event_parameter_count = 10;
 inline constexpr const char* event_parameter_names[event_parameter_count] = {
     "duration",     "kind",       "flip",       "phase",           "action",
@@ -66,7 +69,7 @@ struct PackedEventsRef {
   const std::int32_t* shim_index = nullptr;
   const float* saturation = nullptr;
   const float* rf_frequency_hz = nullptr;
-  const std::int32_t* slice_profile = nullptr;  // null: every pulse instantaneous
+  const std::int32_t* slice_profile = nullptr;  // null: every pulse instantaneous, no weights
 };
 
 // Order of operations inside one event (every kernel and every reference

@@ -352,6 +352,10 @@ struct ForwardKernel {
           } else {
             state.rotate(live, rotation);
           }
+        } else if (Declared && kind == abi::EventKind::adc && sample_weights_of(rec) > 0) {
+          if constexpr (Declared) {
+            record_weighted_sample(team, exchange, thread, rec, lane, state, writer, live);
+          }
         } else if (kind == abi::EventKind::adc) {
           if constexpr (defers_relaxation && !OnAxis) {
             // As below: every thread looks up the factors.
@@ -569,21 +573,54 @@ struct ForwardKernel {
         fp_re *= decay[l];
         fp_im *= decay[l];
       }
-      Real s_re, s_im;
-      demodulate(lane.m0[l], fp_re, fp_im, Real(rec.cos_phase), Real(rec.sin_phase), s_re, s_im);
-      float* out = writer.row[l] + 2 * rec.output_index;
+      store_sample(rec, lane, l, fp_re, fp_im, writer);
+    }
+  }
+
+  // A sample weighted over the voxel (SampleWeightViews): every thread sums
+  // its live orders' share for each lane at the lane's slice position, the
+  // group's first thread adds the others' and records the sum. Declared
+  // variant only, where relaxation and shifts are not deferred.
+  KOKKOS_INLINE_FUNCTION void record_weighted_sample(const member& team, Exchange& exchange,
+                                                     int thread, const EventRecord& rec,
+                                                     const LaneTissue<Real, Lanes>& lane,
+                                                     State& state, const SampleWriter& writer,
+                                                     int live) const {
+    const int table = sample_weights_of(rec);
+    const SampleWeightViews<memory_space>& w = tissue.weights;
+    Real sum[2][Lanes];
+    for (int l = 0; l < Lanes; ++l) sum[0][l] = sum[1][l] = Real(0.0f);
+    state.for_each_order(
+        live, [&](int k, int l, auto& fp_re, auto& fp_im, auto& fm_re, auto& fm_im, auto&, auto&) {
+          w.add_order(table, lane.position[l], k, fp_re, fp_im, fm_re, fm_im, sum[0][l], sum[1][l]);
+        });
+    exchange.sum_to_first(team, thread, sum);
+    if (thread != 0) return;
+    for (int l = 0; l < Lanes; ++l) {
+      if (writer.row[l] != nullptr) store_sample(rec, lane, l, sum[0][l], sum[1][l], writer);
+    }
+  }
+
+  // Lane l's sample (times M0, demodulated by the receiver phase) into its
+  // slot, with its tangents in forward mode.
+  KOKKOS_FORCEINLINE_FUNCTION void store_sample(const EventRecord& rec,
+                                                const LaneTissue<Real, Lanes>& lane, int l,
+                                                const Real& fp_re, const Real& fp_im,
+                                                const SampleWriter& writer) const {
+    Real s_re, s_im;
+    demodulate(lane.m0[l], fp_re, fp_im, Real(rec.cos_phase), Real(rec.sin_phase), s_re, s_im);
+    float* out = writer.row[l] + 2 * rec.output_index;
 #if defined(__CUDA_ARCH__)
-      // One 8-byte store (a sample's pair is 8-byte aligned: [voxel][sample][2]).
-      *reinterpret_cast<float2*>(out) = make_float2(value_of(s_re), value_of(s_im));
+    // One 8-byte store (a sample's pair is 8-byte aligned: [voxel][sample][2]).
+    *reinterpret_cast<float2*>(out) = make_float2(value_of(s_re), value_of(s_im));
 #else
-      out[0] = value_of(s_re);
-      out[1] = value_of(s_im);
+    out[0] = value_of(s_re);
+    out[1] = value_of(s_im);
 #endif
-      if constexpr (tangent_count_v < Real >> 0) {
-        for (int k = 0; k < tangent_count_v<Real>; ++k) {
-          tangents(lane.voxel[l], k, rec.output_index, 0) = tangent_of(s_re, k);
-          tangents(lane.voxel[l], k, rec.output_index, 1) = tangent_of(s_im, k);
-        }
+    if constexpr (tangent_count_v < Real >> 0) {
+      for (int k = 0; k < tangent_count_v<Real>; ++k) {
+        tangents(lane.voxel[l], k, rec.output_index, 0) = tangent_of(s_re, k);
+        tangents(lane.voxel[l], k, rec.output_index, 1) = tangent_of(s_im, k);
       }
     }
   }

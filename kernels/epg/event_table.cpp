@@ -36,6 +36,22 @@ void check_slice_profiles(int used, int held, int positions, const std::string& 
   }
 }
 
+void check_sample_weights(int used, int held, int orders, int positions, int run_orders,
+                          int run_positions, const std::string& kernel_name) {
+  if (used == 0) return;
+  if (used > held) {
+    throw std::invalid_argument(kernel_name + ": the samples use " + std::to_string(used) +
+                                " voxel-weight tables but the run holds " + std::to_string(held) +
+                                " (build them with sequence::build_voxel_weight_table)");
+  }
+  if (orders != run_orders || positions != run_positions) {
+    throw std::invalid_argument(
+        kernel_name + ": the voxel weights are over " + std::to_string(orders) + " orders and " +
+        std::to_string(positions) + " positions, the run has " + std::to_string(run_orders) +
+        " and " + std::to_string(run_positions));
+  }
+}
+
 std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int orders,
                                              int sample_count, LiveOrders live_rule) {
   check_order_limit(orders, "epg::build_event_records");
@@ -52,9 +68,12 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     int left = -1;  // after the last sample
     for (std::int64_t i = ev.count - 1; i >= 0; --i) {
       const std::uint32_t act = ev.action[i];
-      if (left >= 0) {
-        left += abi::shifts_of(act);
-      } else if (ev.kind[i] == static_cast<std::uint8_t>(abi::EventKind::adc)) {
+      const bool adc = ev.kind[i] == static_cast<std::uint8_t>(abi::EventKind::adc);
+      if (adc && ev.slice_profile != nullptr && ev.slice_profile[i] > 0) {
+        left = orders;  // voxel weights read every order
+      } else if (left >= 0) {
+        left = std::min(orders, left + abi::shifts_of(act));
+      } else if (adc) {
         left = (act & abi::action::crush_before) != 0 ? 1 : 0;
       }
       shifts_left[static_cast<std::size_t>(i)] = left < 0 ? 0 : left;
@@ -113,11 +132,13 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
                                   (is_pulse ? " is negative" : " must be 0 for a non-pulse event"));
     }
     const std::int32_t profile = ev.slice_profile != nullptr ? ev.slice_profile[i] : 0;
-    if (profile < 0 || profile > abi::max_slice_profiles || (!is_pulse && profile != 0)) {
+    if (profile < 0 || (is_pulse && profile > abi::max_slice_profiles) ||
+        (!is_pulse && !is_adc && profile != 0)) {
       throw std::invalid_argument(
           where(i, "slice_profile") + ": " + std::to_string(profile) +
           (is_pulse ? " is outside [0, " + std::to_string(abi::max_slice_profiles) + "]"
-                    : " must be 0 for a non-pulse event"));
+           : is_adc ? " is negative"
+                    : " must be 0 for a wait"));
     }
     if (shim != 0 && (act & abi::action::b1_fixed) != 0) {
       throw std::invalid_argument(where(i, "shim_index") +
@@ -131,7 +152,7 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     }
     r.output_index = is_pulse ? (shim | (profile << 16)) : slot;
     r.rf_frequency_hz = ev.rf_frequency_hz[i];
-    r.saturation = ev.saturation[i];
+    r.sample_weights = is_adc ? profile : 0;
   }
   return out;
 }

@@ -27,7 +27,9 @@ struct alignas(16) EventRecord {
   std::uint32_t control;
   std::int32_t output_index;  // adc: sample slot; pulse: shim setting and slice profile
   float rf_frequency_hz;
-  float saturation;
+  // adc: its voxel weights, 1-based (0: F+_0 alone); 0 otherwise. (A pulse's
+  // saturation, which pooled runs read per event, is in PoolViews.)
+  std::int32_t sample_weights;
 };
 static_assert(sizeof(EventRecord) == 32, "an event record is staged as 32 bytes");
 
@@ -61,6 +63,8 @@ KOKKOS_FORCEINLINE_FUNCTION int shim_of(const EventRecord& r) { return r.output_
 KOKKOS_FORCEINLINE_FUNCTION int slice_profile_of(const EventRecord& r) {
   return r.output_index >> 16;
 }
+// A sample's voxel weights, 1-based (0: it records F+_0 alone).
+KOKKOS_FORCEINLINE_FUNCTION int sample_weights_of(const EventRecord& r) { return r.sample_weights; }
 KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
   return static_cast<int>(r.control >> 16);
 }
@@ -75,7 +79,8 @@ enum class LiveOrders {
   filled,
   // Of those, the orders a later sample can still read: F_k reaches F+_0 in
   // no fewer than k shifts, so with R shifts left before the last sample
-  // orders above R never reach one. What is left above `live` is never read
+  // orders above R never reach one (a sample with voxel weights reads every
+  // order, so nothing before it is trimmed). What is left above `live` is never read
   // again (the state there stays as the last event that stepped it left it,
   // the adjoint there zero), and the samples are those of `filled`. For runs
   // whose final state is not read out.
@@ -107,6 +112,12 @@ void check_order_limit(int orders, const std::string& kernel_name);
 void check_slice_profiles(int used, int held, int positions, const std::string& kernel_name,
                           const char* unsupported = nullptr);
 
+// Refuses a launch whose samples use `used` voxel-weight tables when the
+// tissue views hold `held` over `orders` orders and `positions` positions,
+// where the run has `run_orders` orders and `run_positions` positions.
+void check_sample_weights(int used, int held, int orders, int positions, int run_orders,
+                          int run_positions, const std::string& kernel_name);
+
 template <class MemorySpace>
 struct EventTable {
   Kokkos::View<const EventRecord*, MemorySpace> records;
@@ -120,6 +131,9 @@ struct EventTable {
   // The largest slice profile a pulse uses (0: every pulse is instantaneous);
   // a run needs that many tables (TissueViews::slice).
   int slice_profiles = 0;
+  // The largest voxel-weight table a sample uses (0: every sample records
+  // F+_0); a run needs that many (TissueViews::weights).
+  int sample_weight_tables = 0;
 };
 
 template <class MemorySpace>
@@ -139,6 +153,9 @@ EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int
   for (const EventRecord& r : host) {
     if (kind_of(r) == abi::EventKind::pulse && slice_profile_of(r) > table.slice_profiles) {
       table.slice_profiles = slice_profile_of(r);
+    }
+    if (sample_weights_of(r) > table.sample_weight_tables) {
+      table.sample_weight_tables = sample_weights_of(r);
     }
   }
   return table;

@@ -271,6 +271,8 @@ void simulate_forward(const ExecSpace& exec,
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
+  check_sample_weights(events.sample_weight_tables, tissue.weights.tables(), tissue.weights.orders,
+                       tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (tissue.pools.active()) {  // a pooled model has layouts of its own
     simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {}, carry, options);
     return;
@@ -321,6 +323,8 @@ void simulate_tissue_jvp(const ExecSpace& exec,
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
+  check_sample_weights(events.sample_weight_tables, tissue.weights.tables(), tissue.weights.orders,
+                       tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (tissue.pools.active()) {
     simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents, {}, options);
     return;

@@ -293,19 +293,38 @@ struct PooledAdjointKernel
     } else if (kind == abi::EventKind::adc) {
       // y = M0 q, q = sum over free pools of F+_0 e^{-i phase} (as in
       // AdjointKernel::reverse_event, with every free pool's F+_0 receiving).
+      // A sample weighted over the voxel sums each pool's weighted orders
+      // (SampleWeightViews), and seeds them by the transpose.
       const float w_re = cotangents(v, rec.output_index, 0);
       const float w_im = cotangents(v, rec.output_index, 1);
       const float c = rec.cos_phase, sn = rec.sin_phase;
-      Real q_re(0.0f), q_im(0.0f);
+      const int table = sample_weights_of(rec);
+      Real f_re(0.0f), f_im(0.0f);
       for (int p = 0; p < Free; ++p) {
-        q_re += s1.fp_re[p][0] * c + s1.fp_im[p][0] * sn;
-        q_im += s1.fp_im[p][0] * c - s1.fp_re[p][0] * sn;
+        if (table == 0) {
+          f_re += s1.fp_re[p][0];
+          f_im += s1.fp_im[p][0];
+          continue;
+        }
+        for (int k = 0; k < live; ++k) {
+          tissue.weights.add_order(table, 0, k, s1.fp_re[p][k], s1.fp_im[p][k], s1.fm_re[p][k],
+                                   s1.fm_im[p][k], f_re, f_im);
+        }
       }
+      const Real q_re = f_re * c + f_im * sn, q_im = f_im * c - f_re * sn;
       g.tissue[tissue_direction::m0] += q_re * w_re + q_im * w_im;
       seq_phase = x.m0 * (q_im * w_re - q_re * w_im);
+      const Real l_re = x.m0 * (w_re * c - w_im * sn), l_im = x.m0 * (w_im * c + w_re * sn);
       for (int p = 0; p < Free; ++p) {
-        lam.fp_re[p][0] += x.m0 * (w_re * c - w_im * sn);
-        lam.fp_im[p][0] += x.m0 * (w_im * c + w_re * sn);
+        if (table == 0) {
+          lam.fp_re[p][0] += l_re;
+          lam.fp_im[p][0] += l_im;
+          continue;
+        }
+        for (int k = 0; k < live; ++k) {
+          tissue.weights.seed_order(table, 0, k, l_re, l_im, lam.fp_re[p][k], lam.fp_im[p][k],
+                                    lam.fm_re[p][k], lam.fm_im[p][k]);
+        }
       }
     }
     if (act & abi::action::crush_before) lam.unshift(n);

@@ -57,14 +57,22 @@ struct PooledKernel {
     }
   }
 
-  // s = M0 sum over free pools of F+_0, demodulated.
+  // s = M0 sum over free pools of F+_0 (or of their voxel means), demodulated.
   KOKKOS_INLINE_FUNCTION void record(int v, const EventRecord& rec,
                                      const PoolTissue<Real, Free, Long>& x,
                                      const PooledState<K, Free, Long, Real>& s) const {
-    Real f_re = s.fp_re[0][0], f_im = s.fp_im[0][0];
-    for (int p = 1; p < Free; ++p) {
-      f_re += s.fp_re[p][0];
-      f_im += s.fp_im[p][0];
+    Real f_re(0.0f), f_im(0.0f);
+    const int table = sample_weights_of(rec);
+    for (int p = 0; p < Free; ++p) {
+      if (table == 0) {
+        f_re += s.fp_re[p][0];
+        f_im += s.fp_im[p][0];
+        continue;
+      }
+      for (int k = 0; k < live_orders_of(rec); ++k) {
+        tissue.weights.add_order(table, 0, k, s.fp_re[p][k], s.fp_im[p][k], s.fm_re[p][k],
+                                 s.fm_im[p][k], f_re, f_im);
+      }
     }
     Real s_re, s_im;
     demodulate(x.m0, f_re, f_im, Real(rec.cos_phase), Real(rec.sin_phase), s_re, s_im);

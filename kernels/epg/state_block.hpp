@@ -84,6 +84,29 @@ struct EdgeExchange {
     }
   }
 
+  // Sums each lane's `Words` values over the group's threads into its first
+  // thread (the others keep their own), through the trade's scratch: one
+  // barrier, the buffers alternating as the trade's do.
+  template <class Member, int Words>
+  KOKKOS_INLINE_FUNCTION void sum_to_first(const Member& team, int thread,
+                                           Real (&values)[Words][Lanes]) {
+    static_assert(Words <= 4, "the scratch holds four words per thread");
+    if (threads == 1) return;
+    const int rank = team.team_rank();
+    const int buf = parity;
+    parity ^= 1;
+    for (int l = 0; l < Lanes; ++l) {
+      for (int w = 0; w < Words; ++w) at(buf, w, rank, l) = values[w][l];
+    }
+    team.team_barrier();
+    if (thread != 0) return;
+    for (int t = 1; t < threads; ++t) {
+      for (int l = 0; l < Lanes; ++l) {
+        for (int w = 0; w < Words; ++w) values[w][l] += at(buf, w, rank + t, l);
+      }
+    }
+  }
+
 #if defined(__CUDA_ARCH__)
   // Shuffles any number type (float or a dual number) word by word: up takes
   // the value of the lane below, down that of the lane above.

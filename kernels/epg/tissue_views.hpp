@@ -78,6 +78,56 @@ struct PoolViews {
   int count() const { return free + bound; }
 };
 
+// The voxel weights of samples that record the voxel's mean rather than F+_0
+// (src/sequence/voxel_integral.hpp builds them on the host): a weighted
+// sample is sum_k w_k F_k over signed orders, F_k = F+_k and F_-k =
+// conj(F-_k), at the kernel voxel's slice position.
+template <class MemorySpace>
+struct SampleWeightViews {
+  // [table][position][k + orders - 1][re, im]
+  Kokkos::View<const float****, Kokkos::LayoutRight, MemorySpace> weights;
+  int orders = 0;
+
+  KOKKOS_FORCEINLINE_FUNCTION bool active() const { return weights.extent(0) > 0; }
+  int tables() const { return int(weights.extent(0)); }
+  int positions() const { return int(weights.extent(1)); }
+  // w_k of table `table` (1-based) at `position` for signed order k.
+  KOKKOS_FORCEINLINE_FUNCTION float re(int table, int position, int k) const {
+    return weights(table - 1, position, k + orders - 1, 0);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION float im(int table, int position, int k) const {
+    return weights(table - 1, position, k + orders - 1, 1);
+  }
+  // Adds order k's share to (re, im): w_k F+_k, and w_-k conj(F-_k) for k > 0
+  // (F-_0 is conj(F+_0), counted once).
+  template <class Real>
+  KOKKOS_FORCEINLINE_FUNCTION void add_order(int table, int position, int k, const Real& fp_re,
+                                             const Real& fp_im, const Real& fm_re,
+                                             const Real& fm_im, Real& sum_re, Real& sum_im) const {
+    const Real a(re(table, position, k)), b(im(table, position, k));
+    sum_re += a * fp_re - b * fp_im;
+    sum_im += a * fp_im + b * fp_re;
+    if (k == 0) return;
+    const Real c(re(table, position, -k)), d(im(table, position, -k));
+    sum_re += c * fm_re + d * fm_im;
+    sum_im += d * fm_re - c * fm_im;
+  }
+  // Its transpose: given the adjoint (l_re, l_im) of the sum, F+_k's adjoint
+  // gains conj(w_k) l and F-_k's gains w_-k conj(l) (k > 0).
+  template <class Real>
+  KOKKOS_FORCEINLINE_FUNCTION void seed_order(int table, int position, int k, const Real& l_re,
+                                              const Real& l_im, Real& fp_re, Real& fp_im,
+                                              Real& fm_re, Real& fm_im) const {
+    const Real a(re(table, position, k)), b(im(table, position, k));
+    fp_re += a * l_re + b * l_im;
+    fp_im += a * l_im - b * l_re;
+    if (k == 0) return;
+    const Real c(re(table, position, -k)), d(im(table, position, -k));
+    fm_re += c * l_re + d * l_im;
+    fm_im += d * l_re - c * l_im;
+  }
+};
+
 // T1 and T2 in seconds (infinity allowed), off-resonance in Hz, ADC in m^2/s,
 // velocity in m/s.
 template <class MemorySpace>
@@ -89,6 +139,8 @@ struct TissueViews {
   // Slice-selective pulses: the kernel's voxel v is tissue voxel v / positions
   // at slice position v % positions.
   SliceProfileViews<MemorySpace> slice;
+  // Samples weighted over the voxel (at the slice position above).
+  SampleWeightViews<MemorySpace> weights;
   int voxels = 0;
   // Which declared terms this run evaluates (set on the host, uniform).
   bool diffusion = false, flow = false, washout = false;
@@ -101,7 +153,8 @@ struct TissueViews {
 // the on-axis states carry none).
 template <class MemorySpace>
 bool declares_terms(const TissueViews<MemorySpace>& t) {
-  return t.transport() || t.washout || t.transmit.channels > 0 || t.slice.active();
+  return t.transport() || t.washout || t.transmit.channels > 0 || t.slice.active() ||
+         t.weights.active();
 }
 
 // The tissue directions of derivatives, in this order everywhere.

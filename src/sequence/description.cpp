@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -81,6 +82,28 @@ void Description::append(const Description& other) {
   events.insert(events.end(), other.events.begin(), other.events.end());
   if (!crusher.declared()) crusher = other.crusher;
   if (shims.channels == 0) shims = other.shims;
+  if (other.voxel.declared()) {
+    // The appended samples keep their weights: their tables follow ours.
+    if (voxel.declared() &&
+        (voxel.order_moment_per_m != other.voxel.order_moment_per_m ||
+         voxel.edges_m != other.voxel.edges_m || voxel.centre_m != other.voxel.centre_m ||
+         voxel.slice_axis != other.voxel.slice_axis)) {
+      throw std::invalid_argument("sequence '" + name + "': '" + other.name +
+                                  "' averages its samples over another voxel");
+    }
+    const int offset = int(voxel.residuals_per_m.size());
+    if (!voxel.declared())
+      voxel = VoxelIntegral{other.voxel.order_moment_per_m,
+                            other.voxel.edges_m,
+                            other.voxel.centre_m,
+                            other.voxel.slice_axis,
+                            {}};
+    voxel.residuals_per_m.insert(voxel.residuals_per_m.end(), other.voxel.residuals_per_m.begin(),
+                                 other.voxel.residuals_per_m.end());
+    for (std::size_t i = events.size() - other.events.size(); i < events.size(); ++i) {
+      if (events[i].voxel_weights > 0) events[i].voxel_weights += offset;
+    }
+  }
 }
 
 int default_max_order(const Description& d) {
@@ -139,9 +162,11 @@ struct OrderBounds {
     plus = std::max(plus, 0);
     minus = std::max(minus, 0);
   }
+  // A sample weighted over the voxel reads every order.
+  void weighted_sample() { plus = minus = std::numeric_limits<int>::max() / 2; }
 };
 
-enum class Step { shift, pulse, sample, wait, spoil };
+enum class Step { shift, pulse, sample, weighted_sample, wait, spoil };
 
 // An event's steps in the kernels' order (event_abi.hpp), or in reverse.
 template <class Visit>
@@ -151,8 +176,9 @@ void for_each_step(const Event& e, bool forward, Visit&& visit) {
     if ((e.action & bit) != 0) visit(Step::shift);
   };
   const Step instant = e.kind == EventKind::pulse ? Step::pulse
-                       : e.kind == EventKind::adc ? Step::sample
-                                                  : Step::wait;
+                       : e.kind == EventKind::adc
+                           ? (e.voxel_weights > 0 ? Step::weighted_sample : Step::sample)
+                           : Step::wait;
   if (forward) {
     shift_if(crush_before);
     visit(instant);
@@ -195,6 +221,7 @@ int sample_reach_order_count(const Description& d) {
       }
       if (step == Step::pulse) read.pulse();
       if (step == Step::sample) read.sample();
+      if (step == Step::weighted_sample) read.weighted_sample();
       if (step == Step::spoil) read.spoil();
     });
   }

@@ -2,6 +2,7 @@
 // builders, Pulseq, MRD) produces and the packer consumes.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <map>
@@ -27,6 +28,9 @@ struct Event {
   float saturation = 0.0f;
   double rf_frequency_hz = 0.0;
   std::int32_t slice_profile = 0;  // pulse: 1-based into slice_profiles; 0: instantaneous
+  // adc: 1-based into voxel.residuals_per_m, the sample then records the mean
+  // over the voxel (VoxelIntegral); 0: F+_0 alone.
+  std::int32_t voxel_weights = 0;
 };
 
 // The one crusher moment a description declares: every shift bit dephases by
@@ -68,12 +72,34 @@ struct SliceProfileSpec {
   int flip_nodes = 129;          // interpolation nodes over [0, max_b1 x the largest flip]
 };
 
+// The voxel a weighted sample averages over (docs/physics.md, "The voxel's own
+// signal"). Every shift winds the moment u = order_moment_per_m, so at a point
+// x of the voxel the transverse magnetisation is sum_k F_k exp(i 2 pi (k u + r).x)
+// over signed orders (F_k = F+_k, F_-k = conj(F-_k)), r the moment a sample
+// sees beyond whole orders since the last pulse. Its mean over a box of
+// `edges_m` centred at `centre_m` weighs F_k by
+//   V(k u + r) = exp(i 2 pi m.centre) prod_a sinc(m_a edge_a),   m = k u + r,
+// sinc(x) = sin(pi x) / (pi x): F+_0 alone only where u winds whole turns
+// across the box and r is zero. With slice profiles the positions run along
+// `slice_axis`, each a slab of its width (edges_m[slice_axis] is the slice
+// thickness they are measured in).
+struct VoxelIntegral {
+  std::array<double, 3> order_moment_per_m{};  // u [1/m]
+  std::array<double, 3> edges_m{};
+  std::array<double, 3> centre_m{};
+  int slice_axis = 2;
+  // r of each weighted sample [1/m], referred to by Event::voxel_weights.
+  std::vector<std::array<double, 3>> residuals_per_m;
+  bool declared() const { return !residuals_per_m.empty(); }
+};
+
 struct Description {
   std::string name;  // builder or file it came from
   std::vector<Event> events;
   CrusherGradient crusher;
   TransmitShims shims;
   std::vector<SliceProfileSpec> slice_profiles;
+  VoxelIntegral voxel;
   // Parameters that produced it, written as attributes next to the signals.
   std::map<std::string, double> parameters;
 

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sequence/voxel_integral.hpp"
+
 namespace larmor::sequence {
 
 abi::PackedEventsRef PackedSequence::ref() const {
@@ -67,6 +69,7 @@ PackedSequence pack(const Description& d) {
         "sequence '" + d.name + "': " + std::to_string(d.slice_profiles.size()) +
         " slice profiles exceed the kernels' limit of " + std::to_string(abi::max_slice_profiles));
   }
+  validate_voxel_integral(d);
   PackedSequence p;
   const std::size_t n = d.events.size();
   p.duration.reserve(n);
@@ -113,6 +116,13 @@ PackedSequence pack(const Description& d) {
                  std::to_string(d.slice_profiles.size()) + " slice profiles" +
                  (e.kind == EventKind::pulse ? "" : " (and the event is not a pulse)"));
     }
+    if (e.voxel_weights < 0 || (e.kind != EventKind::adc && e.voxel_weights != 0) ||
+        e.voxel_weights > int(d.voxel.residuals_per_m.size())) {
+      refuse(d, i,
+             "voxel_weights " + std::to_string(e.voxel_weights) + " but the sequence declares " +
+                 std::to_string(d.voxel.residuals_per_m.size()) + " sample residuals" +
+                 (e.kind == EventKind::adc ? "" : " (and the event is not a sample)"));
+    }
     if ((e.action & action::b1_fixed) != 0 && e.kind != EventKind::pulse) {
       refuse(d, i, "b1_fixed (a flip B1 does not scale) on an event that is not a pulse");
     }
@@ -136,7 +146,8 @@ PackedSequence pack(const Description& d) {
     p.shim_index.push_back(e.shim_index);
     p.saturation.push_back(e.saturation);
     p.rf_frequency_hz.push_back(static_cast<float>(e.rf_frequency_hz));
-    p.slice_profile.push_back(e.slice_profile);
+    // One array, by kind: a pulse's slice table, a sample's voxel weights.
+    p.slice_profile.push_back(e.kind == EventKind::adc ? e.voxel_weights : e.slice_profile);
     if (e.kind == EventKind::adc) {
       p.output_index.push_back(p.samples++);
       p.sample_times_s.push_back(now);

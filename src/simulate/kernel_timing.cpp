@@ -54,6 +54,7 @@ TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, Ker
                    4);
   // Slice-selective pulses run each voxel once per slice position.
   const auto slice = upload_slice_profiles<Mem>(sim.slice_profiles());
+  const auto weights = upload_sample_weights<Mem>(sim.sample_weights(sim.kernel_states()));
   m.positions = slice.active() ? slice.positions : 1;
   check_slice_tissue(sim.slice_profiles(), tissue, sim.description());
   const std::int64_t per_voxel = std::max<std::int64_t>(
@@ -76,6 +77,7 @@ TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, Ker
   for (std::int64_t b = 0; b < voxels; b += m.chunk) {
     m.chunks.push_back(
         upload_tissue<Mem>(tissue, b, std::min(m.chunk, voxels - b), sim.description()));
+    m.chunks.back().weights = weights;
     if (m.positions > 1) {
       m.chunks.back().slice = slice;
       m.chunks.back().voxels *= m.positions;

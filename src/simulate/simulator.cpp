@@ -19,6 +19,10 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
                          ? std::clamp(sequence::sample_reach_order_count(description), 1, states_)
                          : states_),
       options_(options) {
+  if (description.voxel.declared()) {
+    kernel_weights_ = sequence::build_voxel_weight_table(description, kernel_states_, slice_table_);
+    carried_weights_ = sequence::build_voxel_weight_table(description, states_, slice_table_);
+  }
   // Kokkos Tools see each launch as larmor::epg::forward[<name>]: the
   // builder's name, or the file's without its folder.
   if (launch_.kernels.label.empty()) {

@@ -13,6 +13,7 @@
 #include "sequence/packing.hpp"
 #include "sequence/real_subspace.hpp"
 #include "sequence/slice_profile.hpp"
+#include "sequence/voxel_integral.hpp"
 #include "simulate/launch_settings.hpp"
 #include "tissue/tissue.hpp"
 
@@ -79,6 +80,12 @@ class Simulator {
   // run each voxel once per position and sum the positions' signals; the
   // reverse modes refuse them.
   const sequence::SliceProfileTable& slice_profiles() const { return slice_table_; }
+  // The voxel weights of the description's weighted samples for runs of
+  // `orders` orders (kernel_states() or states()); tables == 0 where every
+  // sample records F+_0.
+  const sequence::VoxelWeightTable& sample_weights(int orders) const {
+    return orders == states_ ? carried_weights_ : kernel_weights_;
+  }
 
   // The real-subspace path (sequence/real_subspace.hpp) for a forward run of
   // `tissue`: whether it is taken, and why not (empty when taken). Taken when
@@ -169,6 +176,7 @@ class Simulator {
   int states_ = 0;
   LaunchSettings launch_;
   int kernel_states_ = 0;
+  sequence::VoxelWeightTable kernel_weights_, carried_weights_;
   Options options_;
 };
 

@@ -44,6 +44,7 @@ void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool o
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
   const int positions = slice.active() ? slice.positions : 1;
   const std::int64_t chunk = slice_chunk(tissue.voxels, positions);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
@@ -57,6 +58,7 @@ void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool o
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    views.weights = weights;
     if (positions > 1) {
       views.slice = slice;
       views.voxels = int(count * positions);
@@ -102,6 +104,7 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   table.on_axis = on_axis;
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
   const int positions = slice.active() ? slice.positions : 1;
   // Six times the memory per voxel of a forward run: chunks a sixth as long.
   const std::int64_t chunk =
@@ -125,6 +128,7 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    views.weights = weights;
     if (positions > 1) {
       views.slice = slice;
       views.voxels = int(count * positions);
@@ -200,6 +204,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   // w_p w to every position, and the positions' tissue gradients add up.
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
   const int positions = slice.active() ? slice.positions : 1;
   const float position_weight = positions > 1 ? float(slice_table_.position_weight.front()) : 1.0f;
   // Checkpoints and one stretch per voxel (two floats per number at dual
@@ -281,6 +286,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     const std::int64_t kernel_count = count * positions;
     epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    views.weights = weights;
     if (positions > 1) {
       views.slice = slice;
       views.voxels = int(kernel_count);

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "epg/slice_profile.hpp"
+#include "epg/tissue_views.hpp"
 #include "sequence/slice_profile.hpp"
+#include "sequence/voxel_integral.hpp"
 #include "tissue/tissue.hpp"
 
 namespace larmor::simulate {
@@ -34,6 +36,23 @@ epg::SliceProfileViews<MemorySpace> upload_slice_profiles(const sequence::SliceP
   v.nodes = nodes;
   v.flip_step = step;
   v.positions = t.positions;
+  return v;
+}
+
+// A run's voxel weights (sequence/voxel_integral.hpp) on the device; empty
+// views where no sample is weighted.
+template <class MemorySpace>
+epg::SampleWeightViews<MemorySpace> upload_sample_weights(const sequence::VoxelWeightTable& t) {
+  epg::SampleWeightViews<MemorySpace> v;
+  if (t.tables == 0) return v;
+  Kokkos::View<float****, Kokkos::LayoutRight, MemorySpace> weights(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::sample_weights"), t.tables,
+      t.positions, 2 * t.orders - 1, 2);
+  Kokkos::View<const float****, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host(
+      t.weights.data(), t.tables, t.positions, 2 * t.orders - 1, 2);
+  Kokkos::deep_copy(weights, host);
+  v.weights = weights;
+  v.orders = t.orders;
   return v;
 }
 

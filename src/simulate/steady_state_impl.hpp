@@ -121,6 +121,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   // the voxel's samples are the positions' settled samples summed.
   check_slice_tissue(slice_table_, tissue, description_);
   const auto slice = upload_slice_profiles<Mem>(slice_table_);
+  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
   const int positions = slice.active() ? slice.positions : 1;
   if (positions > 1 && (tissue.has_second_pool() || tissue.has_bound_pool())) {
     throw std::invalid_argument(
@@ -155,6 +156,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     const std::int64_t used = count * positions;
     epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
+    views.weights = weights;
     if (positions > 1) {
       views.slice = slice;
       views.voxels = int(used);

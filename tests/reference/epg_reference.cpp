@@ -145,6 +145,11 @@ Spins run_isochromats(const Description& d, const Tissue& tissue, int n_isochrom
                          : rf_rotation(e.flip_rad * b1, e.phase_rad));
     }
     if (e.kind == EventKind::adc) {
+      if (e.voxel_weights != 0) {
+        throw std::invalid_argument(
+            "reference: the isochromats span one crusher turn; a sample weighted over a voxel "
+            "needs the EPG reference (voxel_mean)");
+      }
       samples.push_back(tissue.m0 * spins.mean_transverse() * std::polar(1.0, -e.phase_rad));
     }
     if (e.action & action::crush_after) shift();
@@ -303,6 +308,25 @@ Complex transmit_field(const Description& d, const Tissue& tissue, int shim) {
   return b;
 }
 
+Complex voxel_mean(const Description& d, const EpgState& state, int table) {
+  if (table == 0) return state.f(0);
+  const auto& v = d.voxel;
+  const auto& r = v.residuals_per_m.at(std::size_t(table - 1));
+  Complex sum = 0.0;
+  for (int k = -(state.orders() - 1); k < state.orders(); ++k) {
+    // The box's mean of exp(i 2 pi m.x): a sinc per edge, the centre's phase.
+    double magnitude = 1.0, phase = 0.0;
+    for (std::size_t a = 0; a < 3; ++a) {
+      const double m = k * v.order_moment_per_m[a] + r[a];
+      const double x = kPi * m * v.edges_m[a];
+      magnitude *= x == 0.0 ? 1.0 : std::sin(x) / x;
+      phase += 2.0 * kPi * m * v.centre_m[a];
+    }
+    sum += state.f(k) * std::polar(magnitude, phase);
+  }
+  return sum;
+}
+
 void run_events(const Description& d, const Tissue& tissue, EpgState& state,
                 std::vector<Complex>& samples) {
   check_tissue(tissue);
@@ -322,7 +346,8 @@ void run_events(const Description& d, const Tissue& tissue, EpgState& state,
       state.rotate(e.flip_rad * b1 * std::abs(b), e.phase_rad + std::arg(b));
     }
     if (e.kind == EventKind::adc) {
-      samples.push_back(tissue.m0 * state.f(0) * std::polar(1.0, -e.phase_rad));
+      samples.push_back(tissue.m0 * voxel_mean(d, state, e.voxel_weights) *
+                        std::polar(1.0, -e.phase_rad));
     }
     if (e.action & action::crush_after) shift();
     if (e.action & action::shift_after) shift();

@@ -100,6 +100,11 @@ class EpgState {
   std::vector<Complex> z_;  // z_[k] = Z_k
 };
 
+// What a sample records: F_0, or for a sample with voxel weights (1-based
+// `table` into the description's VoxelIntegral) the voxel's mean of the
+// signed orders, each F_k times the box's mean of exp(i 2 pi (k u + r).x).
+Complex voxel_mean(const larmor::sequence::Description& d, const EpgState& state, int table);
+
 // Plays the events on `state`, appending one sample per adc event.
 void run_events(const larmor::sequence::Description& d, const Tissue& tissue, EpgState& state,
                 std::vector<Complex>& samples);

@@ -162,7 +162,7 @@ std::vector<Complex> simulate_pooled(const Description& d, const PooledTissue& t
     }
     if (e.kind == EventKind::adc) {
       Complex f0 = 0.0;
-      for (const auto& s : free) f0 += s.f(0);
+      for (const auto& s : free) f0 += voxel_mean(d, s, e.voxel_weights);
       samples.push_back(tissue.free.m0 * f0 * std::polar(1.0, -e.phase_rad));
     }
     if (e.action & action::crush_after) shift_all();
