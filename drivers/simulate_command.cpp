@@ -2,6 +2,7 @@
 // write the signals. Under mpirun the voxels are split evenly over the ranks
 // and the file is written collectively; its content does not depend on the
 // rank count.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
 #include "progress_bar.hpp"
+#include "sequence/longitudinal_samples.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::drivers {
@@ -133,6 +135,9 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
     sequence::keep_last_samples(deck.sequence, deck.last_samples);
     deck.sequence.parameters["last_samples"] = deck.last_samples;
   }
+  // Each sample's mean Mz, through a turned sample beside it.
+  sequence::LongitudinalSamples longitudinal;
+  if (deck.longitudinal) longitudinal = sequence::add_longitudinal_samples(deck.sequence);
 
   const bool talk = comm.is_root() && !args.quiet;
   report_sequence(deck, comm, args.quiet, "larmor simulate");
@@ -199,6 +204,37 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
           deck.steady.tolerance, static_cast<long long>(worst), static_cast<long long>(unsettled),
           deck.steady.max_repetitions);
     }
+  }
+  std::vector<float> mz;
+  if (deck.longitudinal) {
+    // The transverse samples to /signals, minus the turned samples'
+    // imaginary parts to /mz.
+    const std::size_t all = std::size_t(simulator.samples()), kept = longitudinal.transverse.size();
+    std::vector<float> transverse(std::size_t(voxels.tissue.voxels) * kept * 2);
+    mz.resize(std::size_t(voxels.tissue.voxels) * kept);
+    for (std::size_t v = 0; v < std::size_t(voxels.tissue.voxels); ++v) {
+      for (std::size_t n = 0; n < kept; ++n) {
+        const float* from = &signals[(v * all + std::size_t(longitudinal.transverse[n])) * 2];
+        transverse[(v * kept + n) * 2] = from[0];
+        transverse[(v * kept + n) * 2 + 1] = from[1];
+        mz[v * kept + n] = -signals[(v * all + std::size_t(longitudinal.longitudinal[n])) * 2 + 1];
+      }
+    }
+    signals.swap(transverse);
+    info.samples = &longitudinal.transverse;
+    info.local_mz = &mz;
+  }
+  // A result that is zero at every sample of every voxel says nothing: say
+  // so (a file that measures Mz has it in /mz).
+  double largest = 0.0;
+  for (float x : signals) largest = std::max(largest, double(std::fabs(x)));
+  if (comm.all_reduce_max(largest) == 0.0 && comm.is_root()) {
+    std::fprintf(stderr,
+                 "larmor simulate: warning: every sample of every voxel is zero: no transverse "
+                 "magnetisation reaches a sample (%s)\n",
+                 deck.longitudinal ? "the longitudinal magnetisation is in /mz"
+                                   : "[output] longitudinal = true writes the longitudinal "
+                                     "magnetisation as /mz");
   }
   app::write_signal_file(deck.output_path, comm, simulator, voxels, signals, info);
   timer.end_phase("write", "io");

@@ -1,5 +1,6 @@
 #include "app/deck.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -35,10 +36,28 @@ sequence::Spoiler spoiler_of(const Section& s) {
   return sequence::Spoiler::gradient_shift;
 }
 
+// The longest T2 [s] of a grid tissue (every free pool's); none for maps,
+// whose values are read later.
+std::optional<double> longest_t2_s(const TissueSpec& t) {
+  if (t.mode != TissueSpec::Mode::grid) return std::nullopt;
+  double longest = 0.0;
+  bool given = false;
+  for (const auto property : {tissue::Property::t2, tissue::Property::pool_t2}) {
+    const auto it = t.values.find(property);
+    if (it == t.values.end()) continue;
+    for (double ms : it->second) longest = std::max(longest, 1e-3 * ms);
+    given = given || property == tissue::Property::t2;
+  }
+  // T2 not given is infinite: no transverse state ever decays.
+  if (!given || !(longest > 0.0)) return std::nullopt;
+  return longest;
+}
+
 sequence::Description build_sequence(const std::string& builder, const Section& s,
                                      const fs::path& deck_dir,
                                      std::optional<sequence::MrfParams>& mrf,
-                                     std::string* report_text, std::vector<std::string>& inputs) {
+                                     std::string* report_text, std::vector<std::string>& inputs,
+                                     std::optional<double> longest_t2, bool* measures_mz) {
   using namespace sequence;
   if (s.has("mrd")) {
     // The builder's parameters from an MRD file's XML header (docs/mrd.md).
@@ -78,7 +97,18 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       }
       options.crusher_moment = std::array<double, 3>{u[0], u[1], u[2]};
     }
-    options.split_all_pulses = s.boolean("split_pulses", false);
+    if (s.has("split_pulses")) {
+      const toml::node* n = s.node("split_pulses");
+      if (n->is_boolean()) {
+        options.split = s.boolean("split_pulses", false)
+                            ? io::pulseq::TranslateOptions::Splitting::all
+                            : io::pulseq::TranslateOptions::Splitting::off_resonant;
+      } else if (s.string("split_pulses", "") != "long") {
+        s.fail("split_pulses", "must be true, false or \"long\"");
+      }
+    }
+    options.slice_profile = s.boolean("slice_profile", true);
+    options.longest_t2_s = longest_t2;
     // Pulses the file marks as inversions (RF use 'i', Pulseq 1.5) as ideal.
     if (!s.boolean("inversion_b1_scaled", true)) options.b1_fixed_uses = "i";
     if (s.has("voxel_size_mm")) {
@@ -96,6 +126,16 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       const auto seq = io::pulseq::PulseqFile::read(file.string(), &warnings);
       auto d = io::pulseq::to_description(seq, options, &report);
       report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+      // No sample follows an excitation: the file measures Mz (a saturation,
+      // CEST or preparation file), written as /mz.
+      *measures_mz = std::none_of(report.adcs.begin(), report.adcs.end(), [](const auto& a) {
+        return a.kept_sample >= 0 && a.how.rfind("sample N/2 (before any excitation", 0) != 0;
+      });
+      if (*measures_mz) {
+        report.warnings.push_back(
+            "no sample follows an excitation: the file measures the longitudinal "
+            "magnetisation, which the result holds as /mz");
+      }
       if (report_text != nullptr) *report_text = io::pulseq::format_report(report, 4);
       // The quantisation's moment is the one the description declares.
       const auto& u = report.crusher_moment;
@@ -491,10 +531,18 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
     throw DeckError(path + ":" + std::to_string(seq_table->source().begin.line) +
                     ": [sequence] needs a 'builder' key");
   }
+  bool measures_mz = false;
+  // The tissue first: a Pulseq file's translation spoils the gaps that
+  // outlast every transverse state of the tissue (its longest T2).
+  const toml::table* tissue_table = table_or_null(root, "tissue", path);
+  if (!tissue_table && tissue_required) {
+    throw DeckError(path + ": the [tissue] section is required");
+  }
+  if (tissue_table) deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
   try {
     deck.input_files.push_back(path);
     deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf, &deck.sequence_report,
-                                   deck.input_files);
+                                   deck.input_files, longest_t2_s(deck.tissue), &measures_mz);
     read_gradient_and_shims(deck.builder, seq, deck.sequence);
     read_slice_profiles(path, seq, deck.sequence);
     // The tables' own checks (sizes, waveform, shared positions), named by
@@ -512,11 +560,6 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   }
   seq.reject_unknown_keys();
 
-  const toml::table* tissue_table = table_or_null(root, "tissue", path);
-  if (!tissue_table && tissue_required) {
-    throw DeckError(path + ": the [tissue] section is required");
-  }
-  if (tissue_table) deck.tissue = read_tissue(Section(path, "tissue", tissue_table), deck_dir);
   if (!deck.tissue.maps_path.empty()) deck.input_files.push_back(deck.tissue.maps_path);
 
   Section sim(path, "simulation", table_or_null(root, "simulation", path));
@@ -548,6 +591,14 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   deck.output_path = out.string("path", "larmor-" + deck.builder + ".h5");
   deck.nifti_output = out.boolean("nifti", false);
   deck.last_samples = out.integer("last_samples", 0, 0);
+  if (out.has("longitudinal")) {
+    deck.longitudinal = out.boolean("longitudinal", false);
+    if (extra_sections.count("estimator")) {
+      out.fail("longitudinal", "is for larmor simulate (a fit reads the transverse signal)");
+    }
+  } else if (measures_mz && !extra_sections.count("estimator")) {
+    deck.longitudinal = true;
+  }
   if (deck.last_samples > 0 && extra_sections.count("estimator")) {
     out.fail("last_samples", "is for larmor simulate (a fit reads every sample)");
   }

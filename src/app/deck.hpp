@@ -59,6 +59,10 @@ struct Deck {
   std::string output_path;    // relative paths are relative to the working directory
   bool nifti_output = false;  // [output] nifti (fit decks): NIfTI copies of the maps
   int last_samples = 0;       // [output] last_samples: write only each voxel's last N (0: all)
+  // [output] longitudinal: /mz, each sample's mean longitudinal magnetisation,
+  // beside /signals; on by itself for a Pulseq file none of whose samples
+  // follows an excitation (a saturation or CEST file measures Mz).
+  bool longitudinal = false;
 };
 
 // Parses and validates a deck; throws DeckError. Tables other than

@@ -37,11 +37,15 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
   comm.throw_if_any_failed(error.empty(), error);
   io::H5Writer out(path, comm);
   const auto total = static_cast<std::uint64_t>(voxels.total);
-  const auto samples = static_cast<std::uint64_t>(simulator.samples());
+  const auto samples = static_cast<std::uint64_t>(
+      info.samples != nullptr ? int(info.samples->size()) : simulator.samples());
   const std::int64_t offset = voxels.range.begin;
   const std::int64_t rows = voxels.range.size();
 
   out.write_rows("/signals", {total, samples, 2}, offset, local_signals.data(), rows);
+  if (info.local_mz != nullptr) {
+    out.write_rows("/mz", {total, samples}, offset, info.local_mz->data(), rows);
+  }
   out.write_rows("/voxel_index", {total}, offset, voxels.voxel_index.data(), rows);
   for (tissue::Property p : tissue::all_properties) {
     const tissue::PropertyValues& v = voxels.tissue[p];
@@ -52,8 +56,18 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
     out.write_rows(name, {total}, offset, deck_units.data(), rows);
   }
   const auto& packed = simulator.packed();
-  out.write_whole("/sequence/sample_times_s", {samples}, packed.sample_times_s);
-  out.write_whole("/sequence/echo_centre", {samples}, packed.sample_is_echo_centre);
+  std::vector<double> times = packed.sample_times_s;
+  std::vector<std::uint8_t> echo = packed.sample_is_echo_centre;
+  if (info.samples != nullptr) {
+    times.clear();
+    echo.clear();
+    for (int n : *info.samples) {
+      times.push_back(packed.sample_times_s[std::size_t(n)]);
+      echo.push_back(packed.sample_is_echo_centre[std::size_t(n)]);
+    }
+  }
+  out.write_whole("/sequence/sample_times_s", {samples}, times);
+  out.write_whole("/sequence/echo_centre", {samples}, echo);
   std::vector<std::int64_t> shape(voxels.volume_shape.begin(), voxels.volume_shape.end());
   out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
 
@@ -69,7 +83,7 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
   out.set_attribute("/", "max_order", std::int64_t(simulator.max_order()));
   out.set_attribute("/", "orders_reaching_a_sample", std::int64_t(simulator.kernel_states()));
   out.set_attribute("/", "events", std::int64_t(simulator.events()));
-  out.set_attribute("/", "samples", std::int64_t(simulator.samples()));
+  out.set_attribute("/", "samples", std::int64_t(samples));
   for (const auto& [name, value] : simulator.description().parameters) {
     out.set_attribute("/sequence", name, value, units_of(name));
   }

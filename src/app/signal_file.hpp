@@ -2,6 +2,8 @@
 // every rank, atomically (temporary file, then rename).
 //
 //   /signals                  float32 [voxels][samples][2]  (re, im), M0 units
+//   /mz                       float32 [voxels][samples]  mean longitudinal magnetisation,
+//                             M0 units ([output] longitudinal)
 //   /voxel_index              int64   [voxels]  volume index (maps) or grid position
 //   /tissue/<property>        float32 [voxels]  in deck units (t1_ms, t2_ms, ...)
 //   /sequence/sample_times_s  float64 [samples] time of each sample from the start
@@ -29,6 +31,11 @@ struct RunInfo {
   // (/steady_state/repetitions, -1: not settled) and the tolerance.
   const std::vector<std::int64_t>* steady_repetitions = nullptr;
   double steady_tolerance = 0.0;
+  // Longitudinal samples (sequence/longitudinal_samples.hpp): which of the
+  // simulator's samples the file's samples are (local_signals holds those
+  // alone), and each voxel's mean Mz at them, [voxels][samples], for /mz.
+  const std::vector<int>* samples = nullptr;
+  const std::vector<float>* local_mz = nullptr;
 };
 
 void write_signal_file(const std::string& path, const parallel::Communicator& comm,

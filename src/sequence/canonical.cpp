@@ -48,9 +48,9 @@ Event wait_event(double duration_s, std::uint32_t bits) {
 void append_with_gap(Description& d, Event opening, const Gap& gap, int shifts) {
   opening.duration_s = gap.duration_s;
   if (gap.spoil) opening.action |= action::spoil_after;
+  // A sample carries one shift (crushers belong to pulses).
   const std::uint32_t order[2] = {
-      opening.kind == EventKind::adc ? action::shift_after : action::crush_after,
-      opening.kind == EventKind::adc ? action::crush_after : 0u};
+      opening.kind == EventKind::adc ? action::shift_after : action::crush_after, 0u};
   for (std::uint32_t bit : order) {
     if (shifts > 0 && bit != 0u) {
       opening.action |= bit;
@@ -100,6 +100,7 @@ Description assemble(const InstantForm& form, const std::string& name) {
 Description canonical_form(const Description& d) {
   Description c = assemble(instant_form(d), d.name);
   c.parameters = d.parameters;
+  c.voxel = d.voxel;  // the samples' weights refer to it
   return c;
 }
 

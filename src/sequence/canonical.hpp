@@ -40,7 +40,7 @@ InstantForm instant_form(const Description& d);
 //  - a pulse with shifts in the gaps on both sides takes one as crush_before
 //    (the crusher pair a refocusing pulse sits between);
 //  - the other shifts of a gap go to the instant that opens it: crush_after
-//    on a pulse, shift_after then crush_after on an adc; any left over become
+//    on a pulse, shift_after on an adc; any left over become
 //    zero-length waits with crush_after just before the next instant;
 //  - spoiling becomes spoil_after on the instant that opens the gap.
 Description assemble(const InstantForm& form, const std::string& name);

@@ -61,6 +61,22 @@ struct TransmitShims {
 // position into a table over position and effective flip. Positions are in
 // units of the sequence's slice thickness; every profile of a description
 // samples the same positions (the voxel is simulated once per position).
+// A pulse played as written (a Pulseq file's): per sample its complex
+// amplitude [rad/s] (scaled so that |sum a dt| is the pulse's flip), its
+// duration, and the precession over it at slice position z (in the
+// sequence's slice thicknesses) of centre + slope z cycles; then the turns
+// about z, of the same form, that take the sequence's frame to the pulse's
+// start and back from its end (the gradient and RF-frequency phase the
+// description keeps outside the pulse). Its rotation at z is
+//   Z(post) prod_n R(a_n dt_n, precession_n) Z(pre)   (src/sequence/slice_profile.cpp).
+struct PlayedPulse {
+  std::vector<std::complex<double>> amplitude_rad_s;
+  std::vector<double> dt_s, centre_cycles, slope_cycles;
+  double pre_centre_cycles = 0.0, pre_slope_cycles = 0.0;
+  double post_centre_cycles = 0.0, post_slope_cycles = 0.0;
+  bool empty() const { return amplitude_rad_s.empty(); }
+};
+
 struct SliceProfileSpec {
   std::string name;              // where it was declared (deck key), for messages
   std::vector<double> waveform;  // real RF amplitude samples, uniform in time
@@ -70,6 +86,9 @@ struct SliceProfileSpec {
   int positions = 32;            // slice profile resolution: positions across `extent`
   double extent = 2.0;           // slice thicknesses the positions span (centred)
   int flip_nodes = 129;          // interpolation nodes over [0, max_b1 x the largest flip]
+  // Where given, the pulse as played, in place of waveform, time_bandwidth,
+  // thickness and rephase.
+  PlayedPulse played;
 };
 
 // The voxel a weighted sample averages over (docs/physics.md, "The voxel's own

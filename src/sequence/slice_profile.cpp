@@ -64,6 +64,28 @@ void validate(const SliceProfileSpec& s) {
   }
   if (s.positions < 1 || s.positions > 4096) refuse(s, "positions must lie in [1, 4096]");
   if (s.flip_nodes < 4 || s.flip_nodes > 4096) refuse(s, "flip_nodes must lie in [4, 4096]");
+  if (!s.played.empty()) {
+    const PlayedPulse& p = s.played;
+    const std::size_t n = p.amplitude_rad_s.size();
+    if (n > 1u << 20) refuse(s, "the played pulse has more than 2^20 samples");
+    if (p.dt_s.size() != n || p.centre_cycles.size() != n || p.slope_cycles.size() != n) {
+      refuse(s, "the played pulse's samples, durations and precessions differ in number");
+    }
+    std::complex<double> area = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!std::isfinite(std::abs(p.amplitude_rad_s[k])) || !(p.dt_s[k] >= 0.0) ||
+          !std::isfinite(p.dt_s[k]) || !std::isfinite(p.centre_cycles[k]) ||
+          !std::isfinite(p.slope_cycles[k])) {
+        refuse(s, "the played pulse has a sample that is not finite");
+      }
+      area += p.amplitude_rad_s[k] * p.dt_s[k];
+    }
+    if (!(std::abs(area) > 0.0)) refuse(s, "the played pulse has zero area (no flip to scale)");
+    if (!std::isfinite(p.pre_centre_cycles + p.pre_slope_cycles + p.post_centre_cycles +
+                       p.post_slope_cycles)) {
+      refuse(s, "the played pulse's turns before and after it are not finite");
+    }
+  }
   if (s.waveform.size() > 1u << 20) refuse(s, "waveform has more than 2^20 samples");
   double area = 0.0;
   for (double v : s.waveform) {
@@ -90,8 +112,36 @@ std::vector<double> pulse_waveform(const SliceProfileSpec& spec) {
   return spec.waveform.empty() ? hann_windowed_sinc(spec.time_bandwidth, 256) : spec.waveform;
 }
 
+namespace {
+
+// A played pulse (PlayedPulse) at position z and effective flip: each
+// sample's exact rotation, scaled along the flip, between the turns about z.
+Quaternion played_pulse_rotation(const PlayedPulse& p, double z, double flip, Quaternion* d_flip) {
+  std::complex<double> area = 0.0;
+  for (std::size_t k = 0; k < p.amplitude_rad_s.size(); ++k) {
+    area += p.amplitude_rad_s[k] * p.dt_s[k];
+  }
+  const double a = std::abs(area);
+  const Tangent scale{flip / a, 1.0 / a};
+  const auto about_z = [&](double cycles) {
+    return turn(Tangent{}, Tangent{}, Tangent{2.0 * pi * cycles, 0.0});
+  };
+  TangentQuaternion q = about_z(p.pre_centre_cycles + p.pre_slope_cycles * z);
+  for (std::size_t k = 0; k < p.amplitude_rad_s.size(); ++k) {
+    const std::complex<double> w = p.amplitude_rad_s[k] * p.dt_s[k];
+    const double precession = 2.0 * pi * (p.centre_cycles[k] + p.slope_cycles[k] * z);
+    q = compose(turn(w.real() * scale, w.imag() * scale, Tangent{precession, 0.0}), q);
+  }
+  q = compose(about_z(p.post_centre_cycles + p.post_slope_cycles * z), q);
+  if (d_flip != nullptr) *d_flip = {q[0].d, q[1].d, q[2].d, q[3].d};
+  return {q[0].v, q[1].v, q[2].v, q[3].v};
+}
+
+}  // namespace
+
 Quaternion shaped_pulse_rotation(const SliceProfileSpec& spec, const std::vector<double>& waveform,
                                  double z, double flip, Quaternion* d_flip) {
+  if (!spec.played.empty()) return played_pulse_rotation(spec.played, z, flip, d_flip);
   // Time in units of the pulse's duration: the gradient puts position z (of
   // this pulse's slice) at 2 pi TBW z radians per duration off resonance,
   // and the samples' amplitudes are scaled so that their area is the flip.

@@ -16,6 +16,7 @@
 #include "epg/pools_support.hpp"
 #include "epg/voxel_integral_support.hpp"
 #include "reference/voxel_reference.hpp"
+#include "sequence/longitudinal_samples.hpp"
 
 namespace larmor::test {
 
@@ -114,6 +115,33 @@ TEST(TEST_CATEGORY, weighted_samples_with_slice_profiles_weigh_each_position_sla
   }
   // Forward and reverse mode agree through the positions' sum.
   expect_dot_product_identity(d, t);
+}
+
+// Longitudinal samples (sequence/longitudinal_samples.hpp) on the backend:
+// the transverse samples of the extended description are the plain run's,
+// and minus each turned sample's imaginary part is the mean Mz of spins
+// filling the voxel; also for a pooled model, against its reference.
+TEST(TEST_CATEGORY, longitudinal_samples_are_the_mean_mz_of_the_voxel) {
+  const auto d = voxel_integral::partial_crusher_gre(12);
+  auto extended = d;
+  const auto columns = sequence::add_longitudinal_samples(extended);
+  const tissue::Tissue t = random_tissue(6, 861);
+  const auto plain = run_on_backend(d, t, 0);
+  const auto got = run_on_backend(extended, t, 0);
+  const int samples = d.sample_count(), all = extended.sample_count();
+  const double tol = float_tolerance(std::int64_t(extended.events.size()));
+  for (std::int64_t v = 0; v < t.voxels; ++v) {
+    std::vector<double> mz;
+    reference::simulate_voxel_spins(d, voxel_of(t, v), {4, 16, 400}, &mz);
+    for (int n = 0; n < samples; ++n) {
+      const Complex transverse = sample(got, all, v, columns.transverse[std::size_t(n)]);
+      EXPECT_LT(std::abs(transverse - sample(plain, samples, v, n)), tol) << v << ", " << n;
+      const double longitudinal = -sample(got, all, v, columns.longitudinal[std::size_t(n)]).imag();
+      EXPECT_NEAR(longitudinal, mz[std::size_t(n)], 2e-4) << "voxel " << v << ", sample " << n;
+    }
+  }
+  const tissue::Tissue pooled = pools::pooled_tissue(3, 862, true, true, true);
+  pools::expect_pooled_matches_reference(extended, pooled, 0);
 }
 
 }  // namespace larmor::test

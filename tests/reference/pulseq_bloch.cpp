@@ -282,8 +282,8 @@ RfPlay place_rf(const pq::PulseqFile& file, const pq::Block& block, const Tissue
 
 struct AdcPlay {
   const pq::AdcEvent* event = nullptr;
-  std::vector<double> times;  // local
-  Complex demodulation{1.0, 0.0};
+  std::vector<double> times;          // local
+  std::vector<Complex> demodulation;  // per sample
   double end = 0.0;
 };
 
@@ -299,8 +299,21 @@ AdcPlay place_adc(const pq::PulseqFile& file, const pq::Block& block) {
   }
   for (int n = 0; n < e.samples; ++n) adc.times.push_back(e.delay_s + (n + 0.5) * e.dwell_s);
   adc.end = e.delay_s + e.samples * e.dwell_s;
-  const double f0_mhz = e.phase_ppm != 0.0 ? larmor_mhz(file, what) : 0.0;
-  adc.demodulation = std::polar(1.0, -(e.phase_rad + e.phase_ppm * f0_mhz));
+  const bool ppm = e.phase_ppm != 0.0 || e.freq_ppm != 0.0;
+  const double f0_mhz = ppm ? larmor_mhz(file, what) : 0.0;
+  const double frequency = e.freq_hz + e.freq_ppm * f0_mhz;
+  std::vector<double> shape(std::size_t(e.samples), 0.0);
+  if (e.phase_shape != 0) {
+    shape = shape_of(file, e.phase_shape, what + " phase").values;
+    if (shape.size() != std::size_t(e.samples)) fail(file, what + ": phase shape length");
+  }
+  for (int n = 0; n < e.samples; ++n) {
+    // The receiver turns with its offset frequency from the ADC's start.
+    const double t = (n + 0.5) * e.dwell_s;
+    adc.demodulation.push_back(std::polar(
+        1.0,
+        -(e.phase_rad + e.phase_ppm * f0_mhz + kTwoPi * (frequency * t + shape[std::size_t(n)]))));
+  }
   return adc;
 }
 
@@ -472,6 +485,25 @@ std::vector<std::array<double, 3>> spins_over_one_turn(const std::array<double, 
   return positions;
 }
 
+std::vector<std::array<double, 3>> box_positions(const std::array<double, 3>& edges_m,
+                                                 const std::array<double, 3>& centre_m,
+                                                 const std::array<int, 3>& counts) {
+  std::vector<std::array<double, 3>> positions;
+  for (int i = 0; i < counts[0]; ++i) {
+    for (int j = 0; j < counts[1]; ++j) {
+      for (int k = 0; k < counts[2]; ++k) {
+        const int index[3] = {i, j, k};
+        std::array<double, 3> x{};
+        for (std::size_t a = 0; a < 3; ++a) {
+          x[a] = centre_m[a] + ((index[a] + 0.5) / counts[a] - 0.5) * edges_m[a];
+        }
+        positions.push_back(x);
+      }
+    }
+  }
+  return positions;
+}
+
 std::vector<BlochSample> simulate_pulseq_bloch(const pq::PulseqFile& file, const Tissue& tissue,
                                                const BlochOptions& options) {
   if (!(tissue.t1_s > 0.0) || !(tissue.t2_s > 0.0)) {
@@ -504,8 +536,17 @@ std::vector<BlochSample> simulate_pulseq_bloch(const pq::PulseqFile& file, const
 
     double events_end = std::max(rf.end, adc.end);
     for (const Knots& k : logical) events_end = std::max(events_end, k.end());
-    const double duration =
+    double duration =
         stated_durations ? block.duration_s : derived_duration(file, block, events_end);
+    // Files on rasters that are not whole microseconds (tabletop systems) let
+    // events overrun their block by less than one raster cell: the block
+    // lasts until they end.
+    const auto& defs = file.definitions;
+    const double cell =
+        std::max({defs.gradient_raster_s, defs.rf_raster_s, defs.block_duration_raster_s});
+    if (stated_durations && events_end > duration && events_end <= duration + cell) {
+      duration = events_end;
+    }
     if (events_end > duration + 1e-9 * std::max(1.0, duration)) {
       fail(file, name + ": its events end after the block's duration");
     }
@@ -573,7 +614,8 @@ std::vector<BlochSample> simulate_pulseq_bloch(const pq::PulseqFile& file, const
           sum += spins.w[j] * Complex(spins.mx[j], spins.my[j]);
         }
         samples.push_back({block_start + adc.times[next_sample], block.id,
-                           static_cast<int>(next_sample), sum / n_spins * adc.demodulation});
+                           static_cast<int>(next_sample),
+                           sum / n_spins * adc.demodulation[next_sample]});
         ++next_sample;
         if (full()) return samples;
       }

@@ -14,9 +14,9 @@
 //    physical gradient in Hz/m (M+ = Mx + i My gains exp(+i angle)).
 //  * T1/T2 relaxation acts throughout, during RF and gradients too.
 //  * An ADC sample is the weighted mean of M+ over the spins times
-//    exp(-i (phase + phase_ppm f0)). The ADC's frequency offset is ignored: it
-//    shifts the reconstructed field of view, it is not physics of the voxel;
-//    a 1.5 ADC phase shape is ignored for the same reason.
+//    exp(-i (phase + phase_ppm f0 + 2 pi (f (t - t0) + s_n))): the receiver
+//    demodulates at the offset frequency f = freq + freq_ppm f0 from the
+//    ADC's start t0 (after its delay), and by a 1.5 phase shape s (turns).
 //
 // Timing: blocks end to end; 1.4+ files state each block's duration, older
 // ones take the longest of the block's delay and its events, rounded up to
@@ -86,6 +86,12 @@ std::vector<BlochSample> simulate_pulseq_bloch(const larmor::io::pulseq::PulseqF
 // whole turn, so a moment m dephases the spins evenly over 2 pi.
 std::vector<std::array<double, 3>> spins_over_one_turn(const std::array<double, 3>& moment_per_m,
                                                        int n);
+
+// Spins on the midpoints of a counts[0] x counts[1] x counts[2] grid over the
+// box of `edges_m` centred at `centre_m`: the voxel a sample averages.
+std::vector<std::array<double, 3>> box_positions(const std::array<double, 3>& edges_m,
+                                                 const std::array<double, 3>& centre_m,
+                                                 const std::array<int, 3>& counts);
 
 // The proton gyromagnetic ratio over 2 pi in MHz/T: ppm x this x B0 is Hz.
 inline constexpr double kProtonGammaMHzPerT = 42.577478518;

@@ -34,7 +34,8 @@ struct Spin {
 }  // namespace
 
 std::vector<Complex> simulate_voxel_spins(const larmor::sequence::Description& d,
-                                          const Tissue& tissue, const std::array<int, 3>& grid) {
+                                          const Tissue& tissue, const std::array<int, 3>& grid,
+                                          std::vector<double>* mean_mz) {
   using larmor::sequence::EventKind;
   namespace action = larmor::sequence::action;
   const auto& v = d.voxel;
@@ -107,8 +108,13 @@ std::vector<Complex> simulate_voxel_spins(const larmor::sequence::Description& d
         sum += Complex(s.mx, s.my) * std::polar(1.0, kTwoPi * phase);
       }
       // The positions' slabs add with their widths (slice thicknesses).
-      samples.push_back(tissue.m0 * (sum / double(spins.size())) * (sliced ? extent : 1.0) *
-                        std::polar(1.0, -e.phase_rad));
+      const double scale = tissue.m0 * (sliced ? extent : 1.0) / double(spins.size());
+      samples.push_back(scale * sum * std::polar(1.0, -e.phase_rad));
+      if (mean_mz != nullptr) {
+        double mz = 0.0;
+        for (const Spin& s : spins) mz += s.mz;
+        mean_mz->push_back(scale * mz);
+      }
     }
     if (e.action & action::crush_after) shift();
     if (e.action & action::shift_after) shift();

@@ -18,7 +18,10 @@ namespace larmor::reference {
 
 // `grid`: spins per edge (along the slice axis with slice profiles, a
 // multiple of the positions). Every sample of `d` must have voxel weights.
+// `mean_mz`, where given, receives the spins' mean Mz at each sample (times
+// M0, slabs by their widths).
 std::vector<Complex> simulate_voxel_spins(const larmor::sequence::Description& d,
-                                          const Tissue& tissue, const std::array<int, 3>& grid);
+                                          const Tissue& tissue, const std::array<int, 3>& grid,
+                                          std::vector<double>* mean_mz = nullptr);
 
 }  // namespace larmor::reference

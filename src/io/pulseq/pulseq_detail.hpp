@@ -142,16 +142,24 @@ struct PulseAnalysis {
 PulseAnalysis analyse_pulse(const PulseqFile& file, const Block& b, const BlockGradients& g,
                             const TranslateOptions& options, const Failure& fail);
 
-// Translation (pulseq_moments.cpp): quantises the moment of every gap between
-// the instants (sorted by time; `moments` is the moment vector at each, in
-// 1/m; `readout_axes` marks, for a sample, the axes its readout sweeps) and
-// assembles the canonical description.
-sequence::Description quantise_gaps(const PulseqFile& file, const std::vector<double>& times,
-                                    const std::vector<int>& block_ids,
-                                    const std::vector<sequence::Event>& events,
-                                    const std::vector<std::array<double, 3>>& moments,
-                                    const std::vector<std::array<double, 3>>& readout_axes,
-                                    double end_time, const std::array<double, 3>& end_moment,
+// The instants (pulses and kept samples) in time order, as the gap
+// quantisation (pulseq_moments.cpp) sees them.
+struct InstantTrack {
+  std::vector<double> times;
+  std::vector<int> block_ids;
+  std::vector<sequence::Event> events;
+  std::vector<Vec3> moments;       // moment vector since t = 0 at each [1/m]
+  std::vector<Vec3> readout_axes;  // a sample: 1 on the axes its readout sweeps
+  std::vector<char> excites;       // a pulse that does not refocus (starts a train)
+  double end_time = 0.0;
+  Vec3 end_moment{0, 0, 0};
+  bool slice_profiles = false;  // pulses played across slice positions
+};
+
+// Chooses the moment of one order, quantises every gap and assembles the
+// canonical description, its samples weighted over the voxel where they need
+// it (sequence::VoxelIntegral).
+sequence::Description quantise_gaps(const PulseqFile& file, const InstantTrack& instants,
                                     const TranslateOptions& options, TranslationReport& report);
 
 }  // namespace larmor::io::pulseq::detail

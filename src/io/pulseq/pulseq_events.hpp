@@ -44,7 +44,20 @@ struct TranslateOptions {
   std::optional<std::array<double, 3>> voxel_size_m;
   // Main field [T] for ppm offsets; when absent, [DEFINITIONS] B0.
   std::optional<double> b0_t;
-  bool split_all_pulses = false;  // split every pulse into hard pulses
+  // Which pulses are played as hard pulses (relaxation and off-resonance act
+  // during them) rather than as one rotation at their centre: every pulse;
+  // pulses that are not slice-selective and either last longer than
+  // long_pulse_s or are off resonance (the default); only the off-resonant
+  // ones, which one rotation cannot represent.
+  enum class Splitting { all, long_pulses, off_resonant };
+  Splitting split = Splitting::long_pulses;
+  double long_pulse_s = 1e-3;
+  // Slice-selective pulses act as their own waveform under their own
+  // gradient at each of slice_positions positions across two slice
+  // thicknesses (the voxel's slice and its tails); false: as one rotation at
+  // the slice's centre, the ideal slab.
+  bool slice_profile = true;
+  int slice_positions = 128;
   // RF uses (Pulseq 1.5 letters: e r i s p o) whose pulses B1 does not scale
   // (action::b1_fixed), "i" for ideal inversions; a file with none of them is
   // refused rather than run with every pulse scaled.
@@ -52,13 +65,24 @@ struct TranslateOptions {
   // Refuse files that would translate to more instants than this (an ADC's
   // sample count, or a split pulse's, is only a number in the file).
   long long max_instants = 1ll << 24;
+  // The longest T2 [s] of the run's tissue (every pool): a gap after which
+  // transverse magnetisation has decayed below transverse_floor of itself in
+  // every voxel spoils, whatever its moment. Absent: no gap is judged so.
+  std::optional<double> longest_t2_s;
 };
 
 // A residual moment that winds at most this many turns across the voxel
 // leaves its spins in phase (it changes a box voxel's signal by at most
 // 1 - sinc(1/20), 0.4 %); one that winds a whole turn or more dephases it.
 inline constexpr double in_phase_turns = 0.05;
-inline constexpr double dephased_turns = 1.0;
+// A span's moment off whole orders spoils (ideally) where a state it
+// dephases keeps at most this fraction of itself at any later order (the
+// largest |mean over the voxel of exp(i 2 pi (m + k u).x)|), times what T2
+// leaves of it over the span (longest_t2_s).
+inline constexpr double spoiled_leftover = 0.05;
+// Transverse magnetisation below this fraction of itself is gone (a gap of
+// -ln(1e-6) T2 = 13.8 T2 spoils).
+inline constexpr double transverse_floor = 1e-6;
 
 // What the translation understood, for `larmor inspect` and the start of a run.
 struct PulseRecord {
@@ -90,7 +114,12 @@ struct TranslationReport {
   std::array<double, 3> slice_normal{};      // unit; zero without a selective pulse
   int encoding_axes_dropped = 0;             // (pulse-to-pulse span, axis) pairs
   int shifted_gaps = 0, in_phase_gaps = 0, spoiled_gaps = 0;
-  double largest_residual_turns = 0.0;  // the largest moment rounded away, across the voxel
+  int relaxed_gaps = 0;                 // spoiled because T2 has decayed (longest_t2_s)
+  int weighted_samples = 0;             // recorded as the voxel's mean over orders
+  double largest_residual_turns = 0.0;  // the largest span moment rounded away, across the voxel
+  double largest_drift_turns = 0.0;     // what those add up to at a pulse
+  double largest_spoil_leftover = 0.0;  // the most an ideally spoiled state keeps in the voxel
+  double largest_sample_residual_turns = 0.0;  // a sample's moment beyond whole orders
   // Half the half-maximum width of the narrowest pulse that acts as one
   // rotation [Hz]: off-resonance beyond it is not rotated as EPG assumes.
   double narrowest_half_bandwidth_hz = 0.0;

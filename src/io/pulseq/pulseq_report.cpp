@@ -19,7 +19,7 @@ std::string vec_text(const std::array<double, 3>& v, double scale, const char* u
 
 std::string format_report(const TranslationReport& r, int detail_rows) {
   std::ostringstream s;
-  char line[256];
+  char line[512];
   std::snprintf(line, sizeof line, "Pulseq %s: %zu blocks, %.6g s\n", r.version.c_str(), r.blocks,
                 r.duration_s);
   s << line;
@@ -41,11 +41,18 @@ std::string format_report(const TranslationReport& r, int detail_rows) {
     s << line;
   }
   std::snprintf(line, sizeof line,
-                "gaps: %d shifted by whole crusher moments, %d spoiled, %d in phase; the largest "
-                "moment rounded away winds %.3g turns (at most %.2g allowed); %d encoding axes "
-                "rewound between pulses dropped\n",
-                r.shifted_gaps, r.spoiled_gaps, r.in_phase_gaps, r.largest_residual_turns,
-                in_phase_turns, r.encoding_axes_dropped);
+                "spans between pulses: %d wind whole crusher moments, %d in phase, %d spoiled (a "
+                "spoiled state keeps at most %.3g of itself), %d relaxed (T2); at a pulse at most "
+                "%.3g turns are rounded away, adding up to %.3g (at most %.2g allowed); %d "
+                "encoding axes rewound between pulses dropped\n",
+                r.shifted_gaps, r.in_phase_gaps, r.spoiled_gaps, r.largest_spoil_leftover,
+                r.relaxed_gaps, r.largest_residual_turns, r.largest_drift_turns, in_phase_turns,
+                r.encoding_axes_dropped);
+  s << line;
+  std::snprintf(line, sizeof line,
+                "samples: %d recorded as the voxel's mean over every order (the moment beyond "
+                "whole orders winds at most %.3g turns across the voxel)\n",
+                r.weighted_samples, r.largest_sample_residual_turns);
   s << line;
   int kept = 0;
   for (const AdcRecord& a : r.adcs) kept += a.kept_sample >= 0;
