@@ -16,10 +16,11 @@ struct BenchArgs {
   double scale = 1.0;    // fraction of the workload's voxel count
   long long voxels = 0;  // overrides scale when > 0
   int repeats = 5;
-  std::string mode = "forward";  // or jvp, vjp, hvp, rebind, perk, match
+  std::string mode = "forward";  // or jvp, vjp, hvp, rebind, perk, match, pulseq
   std::string json = "larmor-bench.json";
   std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
   std::vector<std::string> terms = {"none"};  // declared terms, one run per entry
+  std::vector<std::string> seq_files;         // --mode pulseq: the files timed
 };
 
 // Where and when a result was measured, for every mode's JSON: the host's
@@ -35,5 +36,7 @@ int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& com
 int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm);
 // --mode match (bench_match.cpp).
 int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode pulseq (bench_pulseq.cpp).
+int run_pulseq_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
 }  // namespace larmor::benchmarks

@@ -72,6 +72,9 @@ struct InspectArgs {
   std::vector<double> crusher_moment_per_m;  // empty: declared in the file or detected
   double b0_t = 0.0;
   bool every_sample = false;
+  std::string split_pulses = "long";  // "long", "all" or "off-resonant"
+  bool ideal_slab = false;            // slice-selective pulses as one rotation
+  double longest_t2_ms = 0.0;         // 0: no wait spoils for its T2 decay
   int rows = 20;
 };
 void add_inspect(CLI::App& app, InspectArgs& args);

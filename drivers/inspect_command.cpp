@@ -2,6 +2,7 @@
 // pulses and their flips, the sample kept from each ADC, the crusher moment,
 // the voxel size, how the gaps mapped, every assumption and warning), or the
 // reason it cannot be simulated. Rank 0 prints; nothing is written.
+#include <chrono>
 #include <cstdio>
 
 #include "cli_checks.hpp"
@@ -21,6 +22,15 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
   cmd->add_option("--b0", args.b0_t, "Main field (T) for ppm offsets")
       ->check(finite_number(0.0, false, 30.0, "tesla"));
   cmd->add_flag("--every-sample", args.every_sample, "Keep every ADC sample");
+  cmd->add_option("--split-pulses", args.split_pulses,
+                  "Pulses played as hard pulses: long (not selective and over 1 ms, or off "
+                  "resonance), all, or off-resonant")
+      ->check(CLI::IsMember({"long", "all", "off-resonant"}));
+  cmd->add_flag("--ideal-slab", args.ideal_slab,
+                "Slice-selective pulses as one rotation at the slice's centre");
+  cmd->add_option("--longest-t2-ms", args.longest_t2_ms,
+                  "The tissue's longest T2 (ms): waits it outlasts 13.8 times spoil")
+      ->check(finite_number(0.0, true, 1e7, "ms"));
   cmd->add_option("--rows", args.rows, "Pulses and ADCs listed (each; then a count)")
       ->check(whole_count(1 << 30, "rows"));
 }
@@ -44,15 +54,28 @@ int run_inspect(const InspectArgs& args, const parallel::Communicator& comm) {
   }
   if (args.b0_t > 0) options.b0_t = args.b0_t;
   if (args.every_sample) options.adc = pq::AdcSampling::every_sample;
+  using Splitting = pq::TranslateOptions::Splitting;
+  options.split = args.split_pulses == "all"            ? Splitting::all
+                  : args.split_pulses == "off-resonant" ? Splitting::off_resonant
+                                                        : Splitting::long_pulses;
+  options.slice_profile = !args.ideal_slab;
+  if (args.longest_t2_ms > 0) options.longest_t2_s = 1e-3 * args.longest_t2_ms;
   std::vector<std::string> warnings;
+  const auto start = std::chrono::steady_clock::now();
   const pq::PulseqFile file = pq::PulseqFile::read(args.file, &warnings);
+  const auto read = std::chrono::steady_clock::now();
   pq::TranslationReport report;
   try {
     const sequence::Description d = pq::to_description(file, options, &report);
+    const auto translated = std::chrono::steady_clock::now();
     report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
     if (comm.is_root()) {
+      using seconds = std::chrono::duration<double>;
       std::printf("%s\n%s", args.file.c_str(), pq::format_report(report, args.rows).c_str());
-      std::printf("events: %zu, samples: %d\n", d.events.size(), d.sample_count());
+      std::printf(
+          "events: %zu, samples: %d, slice profiles: %zu; read in %.3f s, translated in %.3f s\n",
+          d.events.size(), d.sample_count(), d.slice_profiles.size(), seconds(read - start).count(),
+          seconds(translated - read).count());
     }
   } catch (const pq::PulseqError&) {
     // What was understood before the refusal, then the refusal itself.

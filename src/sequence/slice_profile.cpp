@@ -1,9 +1,11 @@
 #include "sequence/slice_profile.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 namespace larmor::sequence {
 
@@ -199,27 +201,46 @@ SliceProfileTable build_slice_profile_table(const Description& d) {
     refuse(first, "profiles x positions x flip_nodes x 8 do not fit a 32-bit index");
   }
   t.nodes.assign(std::size_t(entries), 0.0f);
+  std::vector<std::vector<double>> waveforms;
   for (int p = 0; p < t.profiles; ++p) {
     const auto& spec = d.slice_profiles[std::size_t(p)];
-    const std::vector<double> waveform = pulse_waveform(spec);
+    waveforms.push_back(pulse_waveform(spec));
     const double top =
         largest[std::size_t(p)] > 0.0 ? slice_profile_max_b1 * largest[std::size_t(p)] : 1.0;
-    const double step = top / (t.flip_nodes - 1);
     t.max_flip.push_back(top);
-    t.flip_step.push_back(step);
-    for (int j = 0; j < t.positions; ++j) {
-      for (int n = 0; n < t.flip_nodes; ++n) {
-        Quaternion dq;
-        const Quaternion q =
-            shaped_pulse_rotation(spec, waveform, t.position[std::size_t(j)], n * step, &dq);
-        float* out = &t.nodes[((std::size_t(p) * t.positions + j) * t.flip_nodes + n) * 8];
-        for (int c = 0; c < 4; ++c) {
-          out[c] = float(q[std::size_t(c)]);
-          out[4 + c] = float(dq[std::size_t(c)]);
-        }
+    t.flip_step.push_back(top / (t.flip_nodes - 1));
+  }
+  // Every (profile, position) row on its own: the rows are spread over the
+  // host's threads (a file's pulses, played sample by sample at many
+  // positions, are thousands of rotations per node).
+  const auto fill_row = [&](std::size_t row) {
+    const std::size_t p = row / std::size_t(t.positions), j = row % std::size_t(t.positions);
+    const auto& spec = d.slice_profiles[p];
+    for (int n = 0; n < t.flip_nodes; ++n) {
+      Quaternion dq;
+      const Quaternion q =
+          shaped_pulse_rotation(spec, waveforms[p], t.position[j], n * t.flip_step[p], &dq);
+      float* out = &t.nodes[((p * std::size_t(t.positions) + j) * std::size_t(t.flip_nodes) +
+                             std::size_t(n)) *
+                            8];
+      for (int c = 0; c < 4; ++c) {
+        out[c] = float(q[std::size_t(c)]);
+        out[4 + c] = float(dq[std::size_t(c)]);
       }
     }
+  };
+  const std::size_t rows = std::size_t(t.profiles) * std::size_t(t.positions);
+  const std::size_t workers =
+      std::min<std::size_t>(rows, std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) {
+    pool.emplace_back([&] {
+      for (std::size_t row; (row = next++) < rows;) fill_row(row);
+    });
   }
+  for (std::size_t row; (row = next++) < rows;) fill_row(row);
+  for (auto& thread : pool) thread.join();
   return t;
 }
 

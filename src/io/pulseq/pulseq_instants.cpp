@@ -28,6 +28,9 @@ constexpr double kSegmentPhaseRad = 0.05;
 // Slice thicknesses the positions of a played pulse span (its slice and a
 // thickness of tails either side).
 constexpr double kSliceExtent = 2.0;
+// Flips a played pulse's table holds (up to twice its flip): the cubic
+// Hermite read-back between them is good to about 1e-7.
+constexpr int kPlayedFlipNodes = 33;
 
 std::string fixed(double v, int digits) {
   std::ostringstream s;
@@ -305,6 +308,7 @@ int Translation::played_profile(std::size_t bi, const PulseAnalysis& p) {
   spec.name = file_.path + ": block " + std::to_string(b.id) + ", RF " + std::to_string(rf.id);
   spec.positions = options_.slice_positions;
   spec.extent = kSliceExtent;
+  spec.flip_nodes = kPlayedFlipNodes;
   spec.played = std::move(played);
   profiles_.push_back(std::move(spec));
   const int index = int(profiles_.size());
