@@ -108,6 +108,9 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
       }
     }
     options.slice_profile = s.boolean("slice_profile", true);
+    if (s.has("max_instants")) {
+      options.max_instants = s.integer("max_instants", int(options.max_instants), 1);
+    }
     options.longest_t2_s = longest_t2;
     // Pulses the file marks as inversions (RF use 'i', Pulseq 1.5) as ideal.
     if (!s.boolean("inversion_b1_scaled", true)) options.b1_fixed_uses = "i";

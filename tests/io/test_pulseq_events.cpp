@@ -283,6 +283,24 @@ TEST(PulseqEvents, SaturationBandDoesNotPlaceTheVoxel) {
   EXPECT_EQ(ideal.events[1].flip_rad, 0.0);
 }
 
+TEST(PulseqEvents, TooManyInstantsRefusedBeforeAnyIsMade) {
+  const PulseqFile file = PulseqFile::parse(spin_echo_v14(20, 20), "se.seq");
+  TranslateOptions options = hand_written();
+  options.max_instants = 3;  // two pulses and a sample
+  EXPECT_EQ(to_description(file, options).sample_count(), 1);
+  options.max_instants = 2;
+  try {
+    to_description(file, options);
+    FAIL() << "three instants were allowed two";
+  } catch (const PulseqError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("se.seq: blocks 1-5: up to here the file makes 3 pulses and samples, "
+                        "more than the 2 allowed (max_instants in [sequence]"),
+              std::string::npos)
+        << what;
+  }
+}
+
 TEST(PulseqEvents, ReversedCrusherIsTheVoxelsMean) {
   // -20 after +20: no echo forms; the sample reads the order the first
   // crusher filled, at the moment the second leaves.

@@ -119,6 +119,7 @@ sequence::Description Translation::run() {
   }
   note_extensions(file_, report_.warnings);
   lay_blocks();
+  count_instants();
   place_voxel();
   add_pulses();
   add_samples();
@@ -210,6 +211,36 @@ void Translation::lay_blocks() {
   block_start_moment_.assign(file_.blocks.size() + 1, Vec3{0, 0, 0});
   for (std::size_t bi = 0; bi < file_.blocks.size(); ++bi) {
     block_start_moment_[bi + 1] = add(gradients_[bi].moment(1e300), block_start_moment_[bi]);
+  }
+}
+
+// Before any instant is made: how many the file will make (an off-resonant
+// pulse is one per sample; every_sample keeps every ADC sample), refused at
+// once past the limit with what makes them.
+void Translation::count_instants() const {
+  long long total = 0, split_samples = 0, adc_samples = 0;
+  const bool every = options_.adc == AdcSampling::every_sample;
+  for (std::size_t bi = 0; bi < file_.blocks.size(); ++bi) {
+    if (pulses_[bi]) {
+      const long long n = split(*pulses_[bi]) ? pulses_[bi]->mag->samples : 1;
+      total += n;
+      if (n > 1) split_samples += n;
+    }
+    const Block& b = file_.blocks[bi];
+    if (b.adc != 0) {
+      const long long n = every ? file_.adc.at(b.adc).samples : 1;
+      total += n;
+      adc_samples += n;
+    }
+    if (total > options_.max_instants) {
+      fail_(file_.blocks.front().id, b.id,
+            "up to here the file makes " + std::to_string(total) +
+                " pulses and samples, more than the " + std::to_string(options_.max_instants) +
+                " allowed (max_instants in [sequence]; each takes about 100 bytes): " +
+                std::to_string(split_samples) +
+                " are hard pulses of off-resonant or long pulses, played sample by sample, and " +
+                std::to_string(adc_samples) + " samples");
+    }
   }
 }
 

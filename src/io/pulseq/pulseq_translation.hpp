@@ -57,6 +57,7 @@ class Translation {
  private:
   // pulseq_events.cpp
   void lay_blocks();
+  void count_instants() const;
   void place_voxel();
   Vec3 moment_at(std::size_t block_index, double t_abs) const;
   void reserve(const Block& b, long long more) const;
