@@ -189,6 +189,8 @@ struct Plan {
   double largest_sample_residual = 0.0;
 };
 
+struct Walk;
+
 class Planner {
  public:
   Planner(const PulseqFile& file, const InstantTrack& in, const Gaps& gaps,
@@ -202,6 +204,9 @@ class Planner {
   Plan plan(const Vec3& u) const;
 
  private:
+  void trailing_gap(Plan& p, const Walk& walk, sequence::Gap& gap) const;
+  void sample_gap(Plan& p, Walk& walk, std::size_t k, sequence::Gap& gap) const;
+  bool close_span(Plan& p, Walk& walk, std::size_t k, sequence::Gap& gap) const;
   double turns(const Vec3& m) const { return turns_across(m, voxel_); }
   // The most a state dephased by m (once or twice, as spoilers repeat) can
   // keep of itself in the voxel at any later order of u: the largest
@@ -255,171 +260,183 @@ std::string Planner::where(std::size_t gap, const Vec3& moment) const {
   return s.str();
 }
 
+// Where a candidate's walk over the gaps stands.
+struct Walk {
+  // Moment wound since the span's pulse, the shifts given to it, and the
+  // drift: the residuals rounded away at pulses since the last spoiling.
+  Vec3 wound{0, 0, 0}, drift{0, 0, 0};
+  long long given = 0;
+  double span_time = 0.0;
+  bool span_spoiled = false;
+  std::optional<Vec3> spoil_direction;
+  std::size_t spoil_gap = 0;
+  std::map<std::array<long long, 3>, int> tables;  // residual -> its weights (1-based)
+};
+
 Plan Planner::plan(const Vec3& u) const {
   Plan p;
   p.u = u;
   const std::size_t n = gaps_.n;
-  const double uu = dot(u, u);
   p.sample_table.assign(n, 0);
   p.form.leading.duration_s = in_.times.empty() ? in_.end_time : in_.times[0];
   const double t2 = options_.longest_t2_s.value_or(0.0);
-  // What transverse magnetisation keeps of itself over `time` in every voxel
-  // (1 where the run's T2 is not known).
-  const auto decay = [&](double time) { return t2 > 0.0 ? std::exp(-time / t2) : 1.0; };
-  double span_time = 0.0;
-  // Moment wound since the span's pulse, shifts given to it, and the drift:
-  // the residuals dropped at pulses since the last spoiling.
-  Vec3 wound{0, 0, 0}, drift{0, 0, 0};
-  long long given = 0;
-  bool span_spoiled = false;
-  std::optional<Vec3> spoil_direction;
-  std::size_t spoil_gap = 0;
-  std::map<std::array<long long, 3>, int> tables;
+  Walk walk;
   for (std::size_t k = 0; k < n; ++k) {
     sequence::Instant instant;
     instant.event = in_.events[k];
     const double duration = (k + 1 < n ? in_.times[k + 1] : in_.end_time) - in_.times[k];
     instant.after.duration_s = duration;
-    const Vec3& g = gaps_.moment[k];
-    const bool trailing = k + 1 == n;
-    const auto refuse = [&](const Vec3& moment, const std::string& why) {
-      p.refusal = where(k, moment) + "; " + why;
-    };
-    if (k >= gaps_.first_pulse && trailing) {
-      // The gap after the last instant reaches no sample; its whole orders
-      // and spoiling matter only to a state carried on (a repeated period),
-      // so nothing in it is refused.
-      wound = add(wound, g);
-      const long long whole = uu > 0.0 ? std::llround(dot(wound, u) / uu) : 0;
-      const Vec3 residual = minus(wound, scaled(double(std::max(whole, given)), u));
-      const Vec3 across = uu > 0.0 ? minus(residual, scaled(dot(residual, u) / uu, u)) : residual;
-      if (whole > given && whole <= abi::max_orders && turns(residual) <= in_phase_turns) {
-        instant.after.shifts = int(whole - given);
-      } else if (turns(residual) > in_phase_turns && leftover(residual, u) <= spoiled_leftover) {
-        instant.after.spoil = true;
-      }
-    }
-    if (k >= gaps_.first_pulse && !trailing) {
-      wound = add(wound, g);
-      span_time += duration;
-      // Transverse magnetisation that has decayed below transverse_floor in
-      // every voxel of the run is gone, whatever the gradients did.
-      if (t2 > 0.0 && duration > -t2 * std::log(transverse_floor)) {
-        if (!span_spoiled) ++p.relaxed;
-        span_spoiled = true;
-        instant.after.spoil = true;
-      }
-      const long long whole = uu > 0.0 ? std::llround(dot(wound, u) / uu) : 0;
-      if (!gaps_.pulse(k + 1)) {
-        // A sample: the shifts up to it, and the moment it sees beyond them.
-        if (!span_spoiled && whole > given) {
-          instant.after.shifts = int(whole - given);
-          given = whole;
-        }
-        const Vec3 r = span_spoiled ? Vec3{0, 0, 0} : minus(wound, scaled(double(given), u));
-        p.largest_sample_residual = std::max(p.largest_sample_residual, turns(r));
-        if (weighted(u, r, p.shifts + given + 1)) {
-          std::array<long long, 3> key;
-          for (int a = 0; a < 3; ++a) key[a] = std::llround(r[a] * 1e6);
-          auto it = tables.find(key);
-          if (it == tables.end()) {
-            p.residuals.push_back(r);
-            it = tables.emplace(key, int(p.residuals.size())).first;
-          }
-          p.sample_table[k + 1] = it->second;
-          ++p.weighted;
-        }
-      } else if (!span_spoiled) {
-        // The span closes at a pulse: whole orders, and what is left.
-        const long long total = std::max(whole, given);
-        const Vec3 residual = minus(wound, scaled(double(total), u));
-        const Vec3 across = uu > 0.0 ? minus(residual, scaled(dot(residual, u) / uu, u)) : residual;
-        if (total > abi::max_orders) {
-          refuse(wound, "that is " + std::to_string(total) + " crusher moments " + show(u) +
-                            ", more orders than the kernels hold");
-          return p;
-        }
-        instant.after.shifts = int(total - given);
-        if (turns(residual) <= in_phase_turns) {
-          drift = add(drift, residual);
-          p.largest_residual = std::max(p.largest_residual, turns(residual));
-          p.largest_drift = std::max(p.largest_drift, turns(drift));
-          if (total > 0) ++p.shifted;
-          if (total == 0 && norm(wound) > 0.0) ++p.in_phase;
-          if (turns(drift) > in_phase_turns) {
-            refuse(wound, "beyond " + std::to_string(total) + " crusher moments " + show(u) +
-                              " it leaves " + show(residual) + ", and with what earlier spans " +
-                              "left the voxel's phase has drifted by " + show(drift) + ", " +
-                              turns_text(turns(drift)) + " across the " + voxel_text(voxel_) +
-                              " (at most " + turns_text(in_phase_turns) +
-                              " may be rounded away): declare the moment that repeats "
-                              "(crusher_moment_per_m) or the voxel (voxel_size_mm)");
-            return p;
-          }
-        } else if (const double kept = leftover(residual, u) * decay(span_time);
-                   turns(residual) > in_phase_turns && kept <= spoiled_leftover) {
-          // Ideal spoiling assumes the dephased states never return: spoilers
-          // may dephase along one direction, but a net moment that turns from
-          // span to span (radial, spiral) can bring them back.
-          const Vec3 unit = scaled(1.0 / norm(residual), residual);
-          if (!spoil_direction) {
-            spoil_direction = unit;
-            spoil_gap = k;
-          } else if (std::fabs(dot(unit, *spoil_direction)) < 0.99) {
-            refuse(wound, "it dephases the voxel in another direction than " +
-                              where(spoil_gap, gaps_.moment[spoil_gap]) +
-                              ": the net gradient moment rotates from repetition to repetition "
-                              "(a radial or spiral trajectory), and EPG follows one dephasing "
-                              "direction");
-            return p;
-          }
+    if (k >= gaps_.first_pulse) {
+      walk.wound = add(walk.wound, gaps_.moment[k]);
+      if (k + 1 == n) {
+        trailing_gap(p, walk, instant.after);
+      } else {
+        walk.span_time += duration;
+        // Transverse magnetisation that has decayed below transverse_floor in
+        // every voxel of the run is gone, whatever the gradients did.
+        if (t2 > 0.0 && duration > -t2 * std::log(transverse_floor)) {
+          if (!walk.span_spoiled) ++p.relaxed;
+          walk.span_spoiled = true;
           instant.after.spoil = true;
-          ++p.spoiled;
-          p.largest_leftover = std::max(p.largest_leftover, kept);
-          drift = {0, 0, 0};
-          // A spoiled span ahead of a pulse that does not excite loses what
-          // that pulse would refocus.
-          if (!in_.excites[k + 1]) ++p.harmful_spoils;
-        } else if (const double size = norm(wound) / std::sqrt(uu);
-                   uu > 0.0 && std::round(size) >= 1.0 &&
-                   std::fabs(norm(wound) - std::round(size) * std::sqrt(uu)) <=
-                       in_phase_turns * norm(wound) &&
-                   std::fabs(dot(wound, u)) < std::cos(kTurnedRad) * norm(wound) * std::sqrt(uu)) {
-          refuse(wound, "it is as large as " + std::to_string(long(std::round(size))) +
-                            " crusher moments " + show(u) +
-                            " but points another way: the net gradient moment rotates from "
-                            "repetition to repetition (a radial or spiral trajectory), and EPG "
-                            "follows one dephasing direction");
-          return p;
-        } else {
-          const double along = uu > 0.0 ? dot(residual, u) / uu : 0.0;
-          refuse(wound,
-                 "beyond " + std::to_string(total) + " whole crusher moments " + show(u) +
-                     " it winds " + turns_text(turns(residual)) + " across the " +
-                     voxel_text(voxel_) + " (" + number(along) +
-                     " of an order along the crusher and " + turns_text(turns(across)) +
-                     " across it, after which a state can keep " +
-                     number(100.0 * leftover(residual, u) * decay(span_time)) +
-                     " % of itself): neither within " + turns_text(in_phase_turns) +
-                     " of whole orders nor a spoiler (at most " + number(100.0 * spoiled_leftover) +
-                     " % kept), so EPG, which follows one repeated moment, cannot represent it "
-                     "(two crusher areas, or a voxel size that does not match the sequence: "
-                     "see voxel_size_mm)");
-          return p;
         }
-      }
-      if (gaps_.pulse(k + 1)) {
-        if (span_spoiled) drift = {0, 0, 0};
-        p.shifts += given + instant.after.shifts;
-        wound = {0, 0, 0};
-        given = 0;
-        span_time = 0.0;
-        span_spoiled = false;
+        if (!gaps_.pulse(k + 1)) {
+          sample_gap(p, walk, k, instant.after);
+        } else {
+          if (!walk.span_spoiled && !close_span(p, walk, k, instant.after)) return p;
+          if (walk.span_spoiled) walk.drift = {0, 0, 0};
+          p.shifts += walk.given + instant.after.shifts;
+          walk.wound = {0, 0, 0};
+          walk.given = 0;
+          walk.span_time = 0.0;
+          walk.span_spoiled = false;
+        }
       }
     }
     p.form.instants.push_back(instant);
   }
   return p;
+}
+
+// The gap after the last instant reaches no sample; its whole orders and
+// spoiling matter only to a state carried on (a repeated period), so
+// nothing in it is refused.
+void Planner::trailing_gap(Plan& p, const Walk& walk, sequence::Gap& gap) const {
+  const Vec3& u = p.u;
+  const double uu = dot(u, u);
+  const long long whole = uu > 0.0 ? std::llround(dot(walk.wound, u) / uu) : 0;
+  const Vec3 residual = minus(walk.wound, scaled(double(std::max(whole, walk.given)), u));
+  if (whole > walk.given && whole <= abi::max_orders && turns(residual) <= in_phase_turns) {
+    gap.shifts = int(whole - walk.given);
+  } else if (turns(residual) > in_phase_turns && leftover(residual, u) <= spoiled_leftover) {
+    gap.spoil = true;
+  }
+}
+
+// The gap before a sample: the shifts the moment has reached by then, and
+// the moment the sample sees beyond them (its voxel weights).
+void Planner::sample_gap(Plan& p, Walk& walk, std::size_t k, sequence::Gap& gap) const {
+  const Vec3& u = p.u;
+  const double uu = dot(u, u);
+  const long long whole = uu > 0.0 ? std::llround(dot(walk.wound, u) / uu) : 0;
+  if (!walk.span_spoiled && whole > walk.given) {
+    gap.shifts = int(whole - walk.given);
+    walk.given = whole;
+  }
+  const Vec3 r =
+      walk.span_spoiled ? Vec3{0, 0, 0} : minus(walk.wound, scaled(double(walk.given), u));
+  p.largest_sample_residual = std::max(p.largest_sample_residual, turns(r));
+  if (!weighted(u, r, p.shifts + walk.given + 1)) return;
+  std::array<long long, 3> key;
+  for (int a = 0; a < 3; ++a) key[a] = std::llround(r[a] * 1e6);
+  auto it = walk.tables.find(key);
+  if (it == walk.tables.end()) {
+    p.residuals.push_back(r);
+    it = walk.tables.emplace(key, int(p.residuals.size())).first;
+  }
+  p.sample_table[k + 1] = it->second;
+  ++p.weighted;
+}
+
+// The span closes at the pulse after gap k: whole orders, and what is left
+// rounded away, spoiled or refused (false, with the refusal in the plan).
+bool Planner::close_span(Plan& p, Walk& walk, std::size_t k, sequence::Gap& gap) const {
+  const Vec3& u = p.u;
+  const double uu = dot(u, u);
+  const Vec3& wound = walk.wound;
+  const long long whole = uu > 0.0 ? std::llround(dot(wound, u) / uu) : 0;
+  const long long total = std::max(whole, walk.given);
+  const Vec3 residual = minus(wound, scaled(double(total), u));
+  const auto refuse = [&](const std::string& why) {
+    p.refusal = where(k, wound) + "; " + why;
+    return false;
+  };
+  if (total > abi::max_orders) {
+    return refuse("that is " + std::to_string(total) + " crusher moments " + show(u) +
+                  ", more orders than the kernels hold");
+  }
+  gap.shifts = int(total - walk.given);
+  if (turns(residual) <= in_phase_turns) {
+    walk.drift = add(walk.drift, residual);
+    p.largest_residual = std::max(p.largest_residual, turns(residual));
+    p.largest_drift = std::max(p.largest_drift, turns(walk.drift));
+    if (total > 0) ++p.shifted;
+    if (total == 0 && norm(wound) > 0.0) ++p.in_phase;
+    if (turns(walk.drift) <= in_phase_turns) return true;
+    return refuse("beyond " + std::to_string(total) + " crusher moments " + show(u) +
+                  " it leaves " + show(residual) +
+                  ", and with what earlier spans left the voxel's phase has drifted by " +
+                  show(walk.drift) + ", " + turns_text(turns(walk.drift)) + " across the " +
+                  voxel_text(voxel_) + " (at most " + turns_text(in_phase_turns) +
+                  " may be rounded away): declare the moment that repeats "
+                  "(crusher_moment_per_m) or the voxel (voxel_size_mm)");
+  }
+  const double t2 = options_.longest_t2_s.value_or(0.0);
+  const double kept = leftover(residual, u) * (t2 > 0.0 ? std::exp(-walk.span_time / t2) : 1.0);
+  if (kept <= spoiled_leftover) {
+    // Ideal spoiling assumes the dephased states never return: spoilers may
+    // dephase along one direction, but a net moment that turns from span to
+    // span (radial, spiral) can bring them back.
+    const Vec3 unit = scaled(1.0 / norm(residual), residual);
+    if (!walk.spoil_direction) {
+      walk.spoil_direction = unit;
+      walk.spoil_gap = k;
+    } else if (std::fabs(dot(unit, *walk.spoil_direction)) < 0.99) {
+      return refuse("it dephases the voxel in another direction than " +
+                    where(walk.spoil_gap, gaps_.moment[walk.spoil_gap]) +
+                    ": the net gradient moment rotates from repetition to repetition (a radial "
+                    "or spiral trajectory), and EPG follows one dephasing direction");
+    }
+    gap.spoil = true;
+    ++p.spoiled;
+    p.largest_leftover = std::max(p.largest_leftover, kept);
+    walk.drift = {0, 0, 0};
+    // A spoiled span ahead of a pulse that does not excite loses what that
+    // pulse would refocus.
+    if (!in_.excites[k + 1]) ++p.harmful_spoils;
+    return true;
+  }
+  const double size = uu > 0.0 ? norm(wound) / std::sqrt(uu) : 0.0;
+  if (std::round(size) >= 1.0 &&
+      std::fabs(norm(wound) - std::round(size) * std::sqrt(uu)) <= in_phase_turns * norm(wound) &&
+      std::fabs(dot(wound, u)) < std::cos(kTurnedRad) * norm(wound) * std::sqrt(uu)) {
+    return refuse("it is as large as " + std::to_string(long(std::round(size))) +
+                  " crusher moments " + show(u) +
+                  " but points another way: the net gradient moment rotates from repetition to "
+                  "repetition (a radial or spiral trajectory), and EPG follows one dephasing "
+                  "direction");
+  }
+  const Vec3 across = uu > 0.0 ? minus(residual, scaled(dot(residual, u) / uu, u)) : residual;
+  const double along = uu > 0.0 ? dot(residual, u) / uu : 0.0;
+  return refuse("beyond " + std::to_string(total) + " whole crusher moments " + show(u) +
+                " it winds " + turns_text(turns(residual)) + " across the " + voxel_text(voxel_) +
+                " (" + number(along) + " of an order along the crusher and " +
+                turns_text(turns(across)) + " across it, after which a state can keep " +
+                number(100.0 * kept) + " % of itself): neither within " +
+                turns_text(in_phase_turns) + " of whole orders nor a spoiler (at most " +
+                number(100.0 * spoiled_leftover) +
+                " % kept), so EPG, which follows one repeated moment, cannot represent it (two "
+                "crusher areas, or a voxel size that does not match the sequence: see "
+                "voxel_size_mm)");
 }
 
 // A drift below this many turns changes a sample by at most 1 - sinc(0.01),
