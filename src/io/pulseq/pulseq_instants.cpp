@@ -318,27 +318,14 @@ int Translation::played_profile(std::size_t bi, const PulseAnalysis& p) {
 
 // ADCs: the sample at the k-space centre. k is the moment since the last
 // excitation, reversed by each refocusing pulse (the echo's own pathway).
-void Translation::add_samples() {
-  if (pending_adcs_.empty()) {
-    fail_(file_.blocks.empty() ? 0 : file_.blocks.front().id,
-          file_.blocks.empty() ? 0 : file_.blocks.back().id,
-          "the file has no ADC, so there is no signal to simulate");
-  }
+std::vector<SampleChoice> Translation::choose_samples() const {
   std::vector<Vec3> track_moment;
   std::size_t track_block = 0;  // the pulses come in time order
   for (const PulseTrack& p : track_) {
     while (track_block + 1 < starts_.size() && starts_[track_block + 1] <= p.t) ++track_block;
     track_moment.push_back(moment_at(track_block, p.t));
   }
-  struct Choice {
-    int echo = 0;
-    double turns = 0.0;  // from the centre
-    Vec3 k{0, 0, 0};
-    Vec3 swept{0, 0, 0}, readout{0, 0, 0};
-    std::string how;
-    bool dropped = false, encoded = false;
-  };
-  std::vector<Choice> choices;
+  std::vector<SampleChoice> choices;
   std::size_t next_pulse = 0;
   Vec3 base_k{0, 0, 0}, base_m{0, 0, 0};
   bool excited = false;
@@ -364,7 +351,7 @@ void Translation::add_samples() {
       base_m = m;
       ++next_pulse;
     }
-    Choice c;
+    SampleChoice c;
     c.echo = adc.samples / 2;
     const bool readout =
         gradients_[p.block_index].on_during(adc.delay_s, adc.delay_s + adc.samples * adc.dwell_s);
@@ -419,14 +406,25 @@ void Translation::add_samples() {
     }
     choices.push_back(c);
   }
+  return choices;
+}
+
+void Translation::add_samples() {
+  if (pending_adcs_.empty()) {
+    fail_(file_.blocks.empty() ? 0 : file_.blocks.front().id,
+          file_.blocks.empty() ? 0 : file_.blocks.back().id,
+          "the file has no ADC, so there is no signal to simulate");
+  }
+  std::vector<SampleChoice> choices = choose_samples();
   // Where no readout reaches the centre of k-space (an echo the gradients
   // leave off centre), each keeps its sample nearest it: the voxel's mean
   // there, exactly as weighted.
   const bool none_reach =
-      std::none_of(choices.begin(), choices.end(), [](const Choice& c) { return !c.dropped; }) &&
-      std::any_of(choices.begin(), choices.end(), [](const Choice& c) { return c.encoded; });
+      std::none_of(choices.begin(), choices.end(),
+                   [](const SampleChoice& c) { return !c.dropped; }) &&
+      std::any_of(choices.begin(), choices.end(), [](const SampleChoice& c) { return c.encoded; });
   if (none_reach) {
-    for (Choice& c : choices) {
+    for (SampleChoice& c : choices) {
       if (!c.encoded) continue;
       c.dropped = false;
       c.how = "nearest the k-space centre: " + fixed(c.turns, 3) +
@@ -439,7 +437,7 @@ void Translation::add_samples() {
   const bool every = options_.adc == AdcSampling::every_sample;
   for (std::size_t i = 0; i < pending_adcs_.size(); ++i) {
     const PendingAdc& p = pending_adcs_[i];
-    const Choice& c = choices[i];
+    const SampleChoice& c = choices[i];
     const AdcEvent& adc = *p.adc;
     const Block& b = file_.blocks[p.block_index];
     const double first = starts_[p.block_index] + adc.delay_s;

@@ -49,6 +49,16 @@ struct PendingAdc {
   double phase_at(int n) const;
 };
 
+// Which sample of an ADC is kept, and why.
+struct SampleChoice {
+  int echo = 0;
+  double turns = 0.0;  // from the k-space centre, across the voxel
+  Vec3 k{0, 0, 0};
+  Vec3 swept{0, 0, 0}, readout{0, 0, 0};
+  std::string how;
+  bool dropped = false, encoded = false;
+};
+
 class Translation {
  public:
   Translation(const PulseqFile& file, const TranslateOptions& options, TranslationReport& report);
@@ -72,6 +82,7 @@ class Translation {
   void add_played_pulse(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
                         std::uint32_t bits);
   int played_profile(std::size_t bi, const PulseAnalysis& p);
+  std::vector<SampleChoice> choose_samples() const;
   void add_samples();
   InstantTrack sorted_track() const;
 
