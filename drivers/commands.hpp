@@ -66,6 +66,12 @@ struct ExportArgs {
 void add_export(CLI::App& app, ExportArgs& args);
 int run_export(const ExportArgs& args, const parallel::Communicator& comm);
 
+// Where a command's output was named, for its refusals: "-o: the output" or
+// "DECK: [output] path: the output".
+inline std::string output_source(const std::string& option, const std::string& deck) {
+  return option.empty() ? deck + ": [output] path: the output" : "-o: the output";
+}
+
 struct InspectArgs {
   std::string file;
   std::vector<double> voxel_size_mm;         // empty: the file's or the default

@@ -46,7 +46,8 @@ int run_design(const DesignArgs& args, const parallel::Communicator& comm) {
   // Judged on the starting train.
   warn_order_cap(dd.deck, comm, "larmor design");
   if (!args.output.empty()) dd.deck.output_path = args.output;
-  io::refuse_output_over_inputs(dd.deck.output_path, dd.deck.input_files, "the output");
+  io::refuse_output_over_inputs(dd.deck.output_path, dd.deck.input_files,
+                                output_source(args.output, args.deck));
   if (args.iterations >= 0) dd.optimiser.max_iterations = args.iterations;
   const app::LocalVoxels local = app::load_local_tissue(dd.deck.tissue, comm, args.deck);
   dd.crlb.total_points = local.total;

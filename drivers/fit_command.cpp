@@ -61,8 +61,11 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   {
     std::vector<std::string> inputs = fd.deck.input_files;
     inputs.insert(inputs.end(), {fd.data_path, fd.mask_path, fd.model_path});
-    io::refuse_output_over_inputs(output, inputs, "the output");
-    io::refuse_output_over_inputs(fd.save_model_path, inputs, "the model to save");
+    io::refuse_output_over_inputs(output, inputs, output_source(args.output, args.deck));
+    if (!fd.save_model_path.empty()) {
+      io::refuse_output_over_inputs(fd.save_model_path, inputs,
+                                    args.deck + ": [estimator] save_model: the model to save");
+    }
   }
 
   // Measured data: this rank's rows, and the known maps at its voxels.

@@ -129,7 +129,8 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   timer.add_phase("startup", "setup", seconds_since_process_start());
   app::Deck deck = app::read_deck(args.deck);
   if (!args.output.empty()) deck.output_path = args.output;
-  io::refuse_output_over_inputs(deck.output_path, deck.input_files, "the output");
+  io::refuse_output_over_inputs(deck.output_path, deck.input_files,
+                                output_source(args.output, deck.path));
   if (args.max_order >= 0) deck.simulation.max_order = args.max_order;
   if (deck.last_samples > 0) {
     sequence::keep_last_samples(deck.sequence, deck.last_samples);

@@ -592,6 +592,7 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
 
   Section out(path, "output", table_or_null(root, "output", path));
   deck.output_path = out.string("path", "larmor-" + deck.builder + ".h5");
+  if (deck.output_path.empty()) out.fail("path", "is empty: name the file to write");
   deck.nifti_output = out.boolean("nifti", false);
   deck.last_samples = out.integer("last_samples", 0, 0);
   if (out.has("longitudinal")) {

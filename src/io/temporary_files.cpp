@@ -39,6 +39,10 @@ void remove_temporaries_on_interrupt() {
   static std::once_flag once;
   std::call_once(once, [] {
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      // A signal the process was started ignoring (nohup's SIGHUP, SIGINT
+      // for a background job of a shell without job control) stays ignored.
+      struct sigaction inherited {};
+      if (::sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_IGN) continue;
       struct sigaction action {};
       action.sa_handler = remove_and_reraise;
       sigemptyset(&action.sa_mask);
@@ -98,10 +102,48 @@ std::vector<std::string> remove_stale_temporaries(const std::string& final_path)
   return removed;
 }
 
+void check_output_path(const std::string& output, const std::string& what) {
+  const auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument(what + (output.empty() ? "" : " " + output) + " " + why);
+  };
+  if (output.empty()) refuse("is empty: name the file to write");
+  if (output.back() == '/') refuse("ends in '/': name a file, not a folder");
+  std::error_code ec;
+  const fs::file_status status = fs::status(output, ec);
+  if (fs::exists(status)) {
+    if (fs::is_directory(status)) refuse("is a folder: name a file in it");
+    if (!fs::is_regular_file(status)) {
+      refuse(std::string("is a ") +
+             (fs::is_fifo(status)              ? "FIFO"
+              : fs::is_socket(status)          ? "socket"
+              : fs::is_character_file(status)  ? "character device"
+              : fs::is_block_file(status)      ? "block device"
+                                               : "special file") +
+             ", which larmor never replaces (its results are written to a regular file and "
+             "renamed into place)");
+    }
+  }
+  // The folder it goes to (or the nearest that exists, which the run makes
+  // the rest in) must take a new file.
+  fs::path folder = fs::path(output).parent_path();
+  if (folder.empty()) folder = ".";
+  while (!fs::exists(folder, ec) && folder.has_parent_path() && folder != folder.parent_path()) {
+    folder = folder.parent_path();
+  }
+  if (fs::exists(folder, ec) && !fs::is_directory(folder, ec)) {
+    refuse("goes under " + folder.string() + ", which is not a folder");
+  }
+  if (fs::exists(folder, ec) && ::access(folder.c_str(), W_OK | X_OK) != 0) {
+    refuse("goes to " + folder.string() + ", where this user cannot write (" +
+           std::strerror(errno) + ")");
+  }
+}
+
 void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,
                                const std::string& what) {
+  check_output_path(output, what);
   std::error_code ec;
-  if (output.empty() || !fs::exists(output, ec)) return;
+  if (!fs::exists(output, ec)) return;
   for (const std::string& input : inputs) {
     if (input.empty()) continue;
     if (fs::equivalent(output, input, ec) && !ec) {

@@ -6,7 +6,8 @@
 // ".<final>.tmp-<pid>.nii"), registers it while it exists and releases it once
 // renamed or removed. SIGINT, SIGTERM and SIGHUP remove every registered
 // file, then end the process as the signal would have (so the exit status
-// says which signal); SIGXFSZ is ignored, so that a write past a file-size
+// says which signal), unless the process was started with the signal ignored
+// (nohup, a background job), which it keeps; SIGXFSZ is ignored, so that a write past a file-size
 // limit fails and ends the run with a message, as a full disk does. mpirun forwards SIGINT and
 // SIGTERM to every rank, and sends SIGTERM to the others when one rank dies, so every rank
 // registers the shared temporary file it writes to.
@@ -29,7 +30,15 @@ void release_temporary(const std::string& path);
 // paths (for the caller to report).
 std::vector<std::string> remove_stale_temporaries(const std::string& final_path);
 
-// Refuses (std::invalid_argument naming both) an output that is one of the
+// Refuses (std::invalid_argument, starting with `what`: the option or deck
+// key that named it) an output larmor cannot write or must not replace,
+// before any work: an empty path, one ending in '/', a folder, anything that
+// exists and is not a regular file (a device, FIFO or socket: results are
+// written to a temporary file and renamed into place, which would replace
+// it), and a folder this user cannot write in.
+void check_output_path(const std::string& output, const std::string& what);
+
+// check_output_path, and refuses (naming both) an output that is one of the
 // run's inputs: the same file, however its path is spelt (links included).
 // `inputs` may name files that do not exist; they cannot be the output.
 void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,

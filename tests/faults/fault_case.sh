@@ -13,7 +13,11 @@ leftovers() { find "$work" -name '*.tmp-*' | head -5; }
 # and returns its exit status in $status.
 interrupt_during_write() {
   local sig=$1; shift
+  # With job control, as from a terminal: a background job of a shell
+  # without it is started with SIGINT ignored, and keeps it ignored.
+  set -m
   LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=20 "$@" > run.log 2>&1 &
+  set +m
   local pid=$! waited=0
   until [ -n "$(leftovers)" ] || [ $waited -ge 600 ]; do sleep 0.1; waited=$((waited + 1)); done
   [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
@@ -220,6 +224,61 @@ DECK
     done
     grep -q "cut.h5: is truncated" <("$larmor" simulate cut.toml -o out.h5 2>&1) || fail "truncation not named"
     grep -q "text.h5: is not an HDF5 file" <("$larmor" simulate text.toml -o out.h5 2>&1) || fail "not named"
+    ;;
+  output_is_a_fifo)
+    # Nothing that is not a regular file is replaced: the FIFO stays a FIFO.
+    mkfifo out.h5
+    "$larmor" simulate "$grid" -o out.h5 > run.log 2>&1 && fail "accepted"
+    grep -q -- "-o: the output out.h5 is a FIFO, which larmor never replaces" run.log || fail "$(cat run.log)"
+    [ -p out.h5 ] || fail "the FIFO was replaced"
+    [ -z "$(leftovers)" ] || fail "left $(leftovers)"
+    ;;
+  output_is_a_device)
+    "$larmor" simulate "$grid" -o /dev/full > run.log 2>&1 && fail "accepted"
+    grep -q -- "-o: the output /dev/full is a character device" run.log || fail "$(cat run.log)"
+    [ -c /dev/full ] || fail "/dev/full is no longer a device"
+    ;;
+  output_is_a_folder)
+    mkdir -p results
+    "$larmor" simulate "$grid" -o results > run.log 2>&1 && fail "accepted a folder"
+    grep -q -- "-o: the output results is a folder: name a file in it" run.log || fail "$(cat run.log)"
+    "$larmor" simulate "$grid" -o results/ > run.log 2>&1 && fail "accepted a trailing slash"
+    grep -q -- "-o: the output results/ ends in '/'" run.log || fail "$(cat run.log)"
+    [ -z "$(ls -A results)" ] || fail "wrote into the folder: $(ls -A results)"
+    printf '[sequence]\nbuilder = "mese"\n[tissue]\nt2_ms = 80.0\n[output]\npath = ""\n' > empty.toml
+    "$larmor" simulate empty.toml > run.log 2>&1 && fail "accepted an empty path"
+    grep -q "empty.toml:6: \[output\] path is empty: name the file to write" run.log || fail "$(cat run.log)"
+    ;;
+  output_folder_not_writable)
+    [ "$(id -u)" -ne 0 ] || { echo "SKIP: root writes in any folder"; exit 0; }
+    mkdir ro && chmod 555 ro
+    "$larmor" simulate "$grid" -o ro/out.h5 > run.log 2>&1 && fail "accepted"
+    grep -q -- "-o: the output ro/out.h5 goes to ro, where this user cannot write" run.log || fail "$(cat run.log)"
+    ;;
+  sigint_ignored_in_a_background_job)
+    # A background job of a shell without job control starts with SIGINT
+    # ignored (so a ^C at the terminal does not reach it), and keeps it so.
+    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=2 "$larmor" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
+    [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
+    kill -INT "$pid"
+    wait "$pid"; status=$?
+    [ "$status" -eq 0 ] || fail "exit status $status after an ignored SIGINT: $(cat run.log)"
+    [ -s result.h5 ] || fail "no result"
+    ;;
+  sighup_under_nohup)
+    # nohup starts the run with SIGHUP ignored, and it stays ignored: the
+    # hang-up of a closed terminal does not end the run.
+    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=2 nohup "$larmor" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
+    [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
+    kill -HUP "$pid"
+    wait "$pid"; status=$?
+    [ "$status" -eq 0 ] || fail "exit status $status after SIGHUP under nohup: $(cat run.log)"
+    [ -s result.h5 ] || fail "no result"
+    [ -z "$(leftovers)" ] || fail "left $(leftovers)"
     ;;
   *) fail "unknown case" ;;
 esac
