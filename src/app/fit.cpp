@@ -404,6 +404,19 @@ Measured read_measured(const FitDeck& fd, const std::string& deck_path,
                                   std::to_string(m.voxels) + " voxels");
     }
   }
+  // No voxel is no work: said now, not after training a model for nothing.
+  if (m.voxels == 0) {
+    throw std::invalid_argument(
+        fd.data_path + ": " +
+        (nifti ? std::string(fd.mask_path.empty() ? "every voxel's every sample is zero"
+                                                  : fd.mask_path + " selects no voxel (every "
+                                                                   "value is 0)")
+               : fd.signals_dataset + " holds no voxel") +
+        ": nothing to fit");
+  }
+  if (m.samples == 0) {
+    throw std::invalid_argument(fd.data_path + ": the signals have no sample: nothing to fit");
+  }
   check_index(fd.data_path, m.index, volume);
   if (!m.streamed) {
     SignalCheck check(m);

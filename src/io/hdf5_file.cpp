@@ -235,7 +235,12 @@ void H5Writer::write_rows_typed(const std::string& path, const std::vector<std::
                              std::to_string(covered) + ")");
   }
 
-  // 4. The write itself.
+  // 4. The write itself. A dataset of no element has no storage to write to
+  // (HDF5 reports an address overflow): it is created, and that is all.
+  if (total_rows == 0 || row_elements == 0) {
+    run_agreed([&] { create_dataset(file_.id(), final_path_, path, info.file, dims); });
+    return;
+  }
 #if LARMOR_HDF5_PARALLEL
   run_agreed([&] {
     Handle dataset = create_dataset(file_.id(), final_path_, path, info.file, dims);

@@ -225,6 +225,20 @@ DECK
     grep -q "cut.h5: is truncated" <("$larmor" simulate cut.toml -o out.h5 2>&1) || fail "truncation not named"
     grep -q "text.h5: is not an HDF5 file" <("$larmor" simulate text.toml -o out.h5 2>&1) || fail "not named"
     ;;
+  fit_no_voxel)
+    # No voxel is refused before any training: an empty data file, and a
+    # NIfTI mask that selects nothing.
+    for data in empty.h5 series.nii; do
+      mask=""; [ $data = series.nii ] && mask='mask = "../empty_mask.nii"'
+      [ -e ../$data ] || { echo "SKIP: no $data (a build without NIfTI)"; exit 0; }
+      printf '[sequence]\nbuilder = "mese"\nechoes = 32\n[data]\nfile = "../%s"\n%s\n[estimator]\nestimate = { t2_ms = { from = 20.0, to = 400.0, spacing = "log" } }\nsamples = 500\nfeatures = 50\n[output]\npath = "maps.h5"\n' "$data" "$mask" > fit.toml
+      start=$(date +%s)
+      "$larmor" fit fit.toml --no-truth > run.log 2>&1 && fail "accepted $data"
+      [ $(( $(date +%s) - start )) -lt 10 ] || fail "$data refused only after $(( $(date +%s) - start )) s"
+      grep -qE "$data: (/signals holds no voxel|../empty_mask.nii selects no voxel .every value is 0.): nothing to fit" run.log || fail "$(cat run.log)"
+      [ ! -e maps.h5 ] || fail "maps were written"
+    done
+    ;;
   output_is_a_fifo)
     # Nothing that is not a regular file is replaced: the FIFO stays a FIFO.
     mkfifo out.h5

@@ -1,13 +1,16 @@
 // Writes the fault cases' damaged fit inputs into a folder: measured-signal
 // files of a 2 x 2 x 1 volume with one NaN sample (bad_nan.h5), one all-zero
 // voxel (bad_zero.h5), a voxel listed twice (bad_duplicate.h5), an intact one
-// (good.h5), and a PERK model with one NaN weight (bad_model.h5).
+// (good.h5), one of no voxel (empty.h5), the volume as a NIfTI series
+// (series.nii) with a mask that selects nothing (empty_mask.nii), and a PERK
+// model with one NaN weight (bad_model.h5).
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "io/hdf5_file.hpp"
+#include "io/nifti_file.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"
 
@@ -52,6 +55,19 @@ int main(int argc, char** argv) {
   for (int k = 0; k < 64; ++k) zero[std::size_t(1 * 64 + k)] = 0.0f;  // voxel 1
   write_data(dir + "/bad_zero.h5", world, zero, index);
   write_data(dir + "/bad_duplicate.h5", world, signals, {0, 1, 3, 3});
+  write_data(dir + "/empty.h5", world, {}, {});
+  // The volume as a NIfTI series and a mask that selects nothing.
+  if (world.is_root() && larmor::io::nifti_available()) {
+    larmor::io::NiftiSeries series;
+    series.shape = {2, 2, 1};
+    series.samples = 32;
+    series.values.assign(std::size_t(2 * 4 * 32), 0.0f);
+    for (int v = 0; v < 4; ++v) {
+      for (int s = 0; s < 32; ++s) series.values[std::size_t(2 * (s * 4 + v))] = signals[std::size_t((v * 32 + s) * 2)];
+    }
+    larmor::io::write_nifti_series(dir + "/series.nii", series);
+    larmor::io::write_nifti_volume(dir + "/empty_mask.nii", {2, 2, 1}, std::vector<float>(4, 0.0f));
+  }
 
   // A model file as save_perk_model lays it out (which refuses to write a
   // non-finite model), with one NaN weight.
