@@ -12,10 +12,19 @@ reference; larmor.torch wraps simulate() as a torch.autograd.Function.
 import atexit
 import math
 import os
+import sys
 
-import numpy as np
+from ._interpreter import BUILT_FOR as _BUILT_FOR
 
-from . import _larmor
+try:
+    import numpy as np
+
+    from . import _larmor
+except ImportError as error:
+    raise ImportError(
+        f"larmor was built for {_BUILT_FOR} and cannot be imported by {sys.executable} "
+        f"({error}); run it with {_BUILT_FOR}, or build with -DPython3_EXECUTABLE="
+        f"{sys.executable} (which needs NumPy)") from error
 from ._larmor import (  # noqa: F401 (re-exported)
     Deck,
     DeckError,
@@ -30,6 +39,33 @@ from ._larmor import (  # noqa: F401 (re-exported)
     threads,
 )
 
+__all__ = [
+    "DIRECTIONS",
+    "Deck",
+    "DeckError",
+    "Derivatives",
+    "Dictionary",
+    "Gradients",
+    "Sequence",
+    "Simulator",
+    "Tissue",
+    "__version__",
+    "backend",
+    "build",
+    "builder_names",
+    "fit_nlls",
+    "hvp",
+    "jvp",
+    "read_deck",
+    "read_pulseq",
+    "simulate",
+    "simulator",
+    "steady_state",
+    "threads",
+    "tissue_derivatives",
+    "vjp",
+]
+
 DeckError.__module__ = "larmor"  # raised as larmor.DeckError
 
 # Kokkos starts on the first run; it must stop before the interpreter does.
@@ -40,18 +76,55 @@ DIRECTIONS = ("m0", "t1_ms", "t2_ms", "b1", "off_resonance_hz")
 
 
 def read_deck(path):
-    """An input deck (docs/input-deck.md): .sequence, .tissue (None without [tissue]),
-    .tissue_shape, .max_order; errors (DeckError) name the file, line and key."""
+    """Read an input deck (docs/input-deck.md).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    Deck
+        .sequence, .tissue (None without [tissue]), .tissue_shape, .max_order.
+
+    Raises
+    ------
+    DeckError
+        Naming the file, line and key.
+    """
     return _larmor._read_deck(os.fspath(path))
 
 
 def read_pulseq(path, **options):
-    """A Pulseq file's sequence; options are the deck's pulseq keys (adc, split_pulses, ...)."""
+    """Read a Pulseq file as a Sequence.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    **options
+        The deck's pulseq keys (adc, split_pulses, longest_t2_ms, ...; docs/pulseq.md).
+
+    Returns
+    -------
+    Sequence
+    """
     return build("pulseq", file=os.path.abspath(os.fspath(path)), **options)
 
 
 def simulator(sequence, max_order=None):
-    """A Simulator for `sequence` (returned as is when it is one already)."""
+    """A Simulator for `sequence`.
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+        A Simulator is returned as is.
+    max_order : int, optional
+        The highest EPG order kept (default: the deck's, else the sequence's automatic cap).
+
+    Returns
+    -------
+    Simulator
+    """
     if isinstance(sequence, Simulator):
         if max_order is not None and max_order != sequence.max_order:
             raise ValueError(
@@ -71,13 +144,45 @@ def _tissue(tissue):
 
 
 def simulate(sequence, tissue, *, max_order=None, out=None):
-    """Signals [voxels, samples] (complex64, units of M0) of `sequence` (a Sequence, Deck or
-    Simulator) for `tissue`; written by the kernels into `out` when given."""
+    """Simulate `sequence` for every voxel of `tissue`.
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+    tissue : Tissue or dict
+        Arrays of shape [voxels] (or numbers) in deck units: m0, t1_ms, t2_ms, b1,
+        off_resonance_hz, ...
+    max_order : int, optional
+    out : ndarray of shape [voxels, samples], complex64, optional
+        Written in place by the kernels when given.
+
+    Returns
+    -------
+    ndarray of shape [voxels, samples], complex64
+        The samples in units of M0.
+    """
     return simulator(sequence, max_order).simulate(_tissue(tissue), out)
 
 
 def steady_state(sequence, tissue, *, max_order=None, tolerance=1e-6, max_repetitions=20000):
-    """The steady-state period's samples [voxels, samples] and each voxel's periods to settle."""
+    """Repeat `sequence` until every voxel's samples settle.
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+    tissue : Tissue or dict
+    max_order : int, optional
+    tolerance : float
+        The largest change of a sample between periods, in units of M0.
+    max_repetitions : int
+
+    Returns
+    -------
+    signals : ndarray of shape [voxels, samples], complex64
+        The last period's samples.
+    periods : ndarray of shape [voxels], int
+        Each voxel's periods to settle.
+    """
     return simulator(sequence, max_order).steady_state(_tissue(tissue), tolerance,
                                                        max_repetitions)
 
@@ -98,7 +203,19 @@ class Derivatives:
 
 
 def jvp(sequence, tissue, *, max_order=None):
-    """Signals and their derivatives along m0, t1_ms, t2_ms, b1, off_resonance_hz."""
+    """Signals and their derivatives along DIRECTIONS (forward mode).
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+    tissue : Tissue or dict
+    max_order : int, optional
+
+    Returns
+    -------
+    Derivatives
+        signals [voxels, samples] and tangents [voxels, 5, samples], complex64, per deck unit.
+    """
     return Derivatives(*simulator(sequence, max_order).jvp(_tissue(tissue)))
 
 
@@ -123,16 +240,44 @@ class Gradients:
 
 
 def vjp(sequence, tissue, cotangents, *, max_order=None, checkpoint_interval=0):
-    """Tissue and sequence gradients of sum Re(conj(w) y) for w = cotangents [voxels, samples]
-    (complex) or [voxels, samples, 2] (real and imaginary parts)."""
+    """Gradients of the loss sum Re(conj(w) y) (reverse mode).
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+    tissue : Tissue or dict
+    cotangents : ndarray of shape [voxels, samples] (complex) or [voxels, samples, 2]
+        w, or its real and imaginary parts.
+    max_order : int, optional
+    checkpoint_interval : int
+        Events between stored states of the reverse sweep (0: chosen by larmor).
+
+    Returns
+    -------
+    Gradients
+        tissue [voxels, 5], events [events, 3], flip_deg [pulses].
+    """
     sim = simulator(sequence, max_order)
     tg, sg = sim.vjp(_tissue(tissue), np.asarray(cotangents), checkpoint_interval)
     return Gradients(tg, sg, sim.sequence.pulse_events)
 
 
 def hvp(sequence, tissue, directions, cotangents, *, max_order=None, checkpoint_interval=0):
-    """vjp() and, along directions [voxels, 5] (deck units), the tissue Hessian-vector product
-    (tissue_hvp [voxels, 5]) and the sequence gradients' derivatives (events_hvp [events, 3])."""
+    """vjp() and the Hessian-vector products along `directions`.
+
+    Parameters
+    ----------
+    sequence, tissue, cotangents, max_order, checkpoint_interval
+        As for vjp().
+    directions : ndarray of shape [voxels, 5]
+        Tissue directions in deck units, ordered as DIRECTIONS.
+
+    Returns
+    -------
+    Gradients
+        As vjp()'s, with tissue_hvp [voxels, 5] and events_hvp [events, 3] (the sequence
+        gradients' derivatives along `directions`).
+    """
     sim = simulator(sequence, max_order)
     tg, sg, th, sh = sim.hvp(_tissue(tissue), np.asarray(directions, dtype=np.float32),
                              np.asarray(cotangents), checkpoint_interval)
@@ -141,7 +286,26 @@ def hvp(sequence, tissue, directions, cotangents, *, max_order=None, checkpoint_
 
 def fit_nlls(sequence, tissue, measured, estimate, *, max_order=None, iterations=40,
              step_tolerance=1e-6):
-    """Voxel-wise magnitude NLLS of M0 and the properties in `estimate` ({'t2_ms': (10.0, 500.0,
-    'log')}) from measured signals [voxels, samples]; `tissue` holds the fixed properties."""
+    """Voxel-wise magnitude non-linear least squares of M0 and the properties in `estimate`.
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+    tissue : Tissue or dict
+        The fixed properties, shape [voxels] or numbers.
+    measured : ndarray of shape [voxels, samples]
+        Finite signals, not all zero in any voxel (else ValueError naming the voxel).
+    estimate : dict
+        name -> (low, high, 'log' or 'linear'), e.g. {'t2_ms': (10.0, 500.0, 'log')}.
+    max_order : int, optional
+    iterations : int
+    step_tolerance : float
+
+    Returns
+    -------
+    dict of ndarray of shape [voxels]
+        m0 and each estimated property (deck units), cost (the final sum of squared
+        residuals) and iterations.
+    """
     return _larmor.fit_nlls(simulator(sequence, max_order), _tissue(tissue), np.asarray(measured),
                             estimate, iterations, step_tolerance)

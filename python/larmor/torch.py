@@ -15,6 +15,8 @@ import math
 import numpy as np
 import torch
 
+__all__ = ["SimulateFunction", "simulate"]
+
 from . import DIRECTIONS, Simulator, Tissue, simulator as _simulator
 
 
@@ -59,14 +61,34 @@ class SimulateFunction(torch.autograd.Function):
 
 def simulate(sequence, *, t1_ms, t2_ms, b1=1.0, m0=1.0, off_resonance_hz=0.0, flip_deg=None,
              max_order=None):
-    """Signals [V, samples] (complex64) of `sequence` (a Sequence, Deck or Simulator) for tissue
-    tensors (or numbers) broadcast together to [V]; differentiable in every tensor given with
-    requires_grad, including `flip_deg` (one flip angle per pulse event, degrees)."""
+    """Simulate `sequence` for tissue tensors, differentiably.
+
+    Parameters
+    ----------
+    sequence : Sequence, Deck or Simulator
+    t1_ms, t2_ms, b1, m0, off_resonance_hz : tensor or number
+        Tissue in deck units, broadcast together to a batch shape B (any number of dimensions;
+        numbers give B = ()).
+    flip_deg : tensor of shape [pulses], optional
+        One flip angle (degrees) per pulse event, in place of the sequence's.
+    max_order : int, optional
+        The highest EPG order kept (default: the sequence's automatic cap).
+
+    Returns
+    -------
+    tensor of shape B + [samples], complex64
+        Differentiable in every tensor given with requires_grad (per deck unit; per degree for
+        `flip_deg`).
+    """
     sim = _simulator(sequence, max_order)
     values = [torch.as_tensor(v, dtype=torch.float32)
               for v in (m0, t1_ms, t2_ms, b1, off_resonance_hz)]
-    values = [v.reshape(-1) for v in torch.broadcast_tensors(*values)]
+    values = torch.broadcast_tensors(*values)
+    batch = values[0].shape
+    values = [v.reshape(-1) for v in values]
     if flip_deg is not None:
         flip_deg = torch.as_tensor(flip_deg, dtype=torch.float32)
-    # The broadcast's backward sums each voxel's gradient into a shared value.
-    return SimulateFunction.apply(sim, flip_deg, *values)
+    # The broadcast's backward sums each voxel's gradient into a shared value; the batch's
+    # shape comes back on the signals (a reshape, which autograd follows).
+    signals = SimulateFunction.apply(sim, flip_deg, *values)
+    return signals.reshape(*batch, signals.shape[-1])

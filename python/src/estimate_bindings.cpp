@@ -1,6 +1,7 @@
 // Estimation from Python on signal arrays: dictionary matching (with the
 // optional SVD compression of the time axis) and voxel-wise NLLS, as
 // src/estimators provides them (docs/estimators.md).
+#include <cmath>
 #include <complex>
 #include <cstring>
 #include <memory>
@@ -47,6 +48,32 @@ std::vector<float> signal_floats(const py::array& a, int samples, std::int64_t* 
   return out;
 }
 
+// Measured signals an estimator can use: finite, and not zero at every
+// sample (the CLI refuses the same voxels). ValueError names the first bad
+// voxel and how many there are.
+void refuse_unusable_voxels(const std::vector<float>& s, int samples, std::int64_t voxels,
+                            const char* what) {
+  std::int64_t first = -1, bad = 0;
+  std::string why;
+  for (std::int64_t v = 0; v < voxels; ++v) {
+    bool finite = true, zero = true;
+    for (std::size_t i = std::size_t(v) * samples * 2; i < std::size_t(v + 1) * samples * 2; ++i) {
+      finite = finite && std::isfinite(s[i]);
+      zero = zero && s[i] == 0.0f;
+    }
+    if (finite && !zero) continue;
+    if (first < 0) {
+      first = v;
+      why = finite ? "all-zero signals" : "non-finite signals";
+    }
+    ++bad;
+  }
+  if (first < 0) return;
+  throw std::invalid_argument(std::string(what) + ": voxel " + std::to_string(first) + " has " +
+                              why + " (" + std::to_string(bad) +
+                              " such voxel(s) in all): mask them out before estimating");
+}
+
 int samples_of(const py::array& a) {
   if (a.ndim() < 2) throw std::invalid_argument("signals must be [voxels, samples]");
   return int(a.shape(1));
@@ -84,6 +111,7 @@ py::dict match(const dict::Dictionary& d, const py::array& signals) {
   ensure_kokkos();
   std::int64_t voxels = 0;
   std::vector<float> s = signal_floats(signals, d.original_samples, &voxels, "signals");
+  refuse_unusable_voxels(s, d.original_samples, voxels, "Dictionary.match");
   dict::MatchResult r;
   {
     py::gil_scoped_release release;
@@ -119,6 +147,7 @@ py::dict fit_nlls(const simulate::Simulator& sim, tissue::Tissue t, const py::ar
   ensure_kokkos();
   std::int64_t voxels = 0;
   std::vector<float> s = signal_floats(measured, sim.samples(), &voxels, "measured signals");
+  refuse_unusable_voxels(s, sim.samples(), voxels, "fit_nlls");
   bool any_map = false;
   for (tissue::Property p : tissue::all_properties) any_map = any_map || t[p].is_map();
   if (t.voxels != voxels) {
@@ -201,9 +230,12 @@ void register_estimators(py::module_& m) {
                                return out;
                              })
       .def("match", &match, py::arg("signals"),
-           "Each voxel's best atom: a dict of atom (index), m0 (complex), correlation "
-           "(|<atom, s>| / |s|) and every property of the atom in deck units. A voxel's "
-           "result does not depend on the other voxels of the call.");
+           "Each voxel's best atom.\n\n"
+           "Parameters\n----------\nsignals : ndarray of shape [voxels, samples], complex\n"
+           "    Finite and not all zero in any voxel (else ValueError naming the voxel).\n\n"
+           "Returns\n-------\ndict of ndarray of shape [voxels]\n"
+           "    atom (index), m0 (complex), correlation (|<atom, s>| / |s|) and every property "
+           "of the atom in deck units. A voxel's result does not depend on the other voxels.");
   m.def("fit_nlls", &fit_nlls, py::arg("simulator"), py::arg("tissue"), py::arg("measured"),
         py::arg("estimate"), py::arg("iterations") = 40, py::arg("step_tolerance") = 1e-6,
         "Voxel-wise magnitude NLLS (Levenberg-Marquardt on forward-mode Jacobians) of M0 and "

@@ -39,3 +39,23 @@ def test_nlls_recovers_t2_and_m0():
     np.testing.assert_allclose(fit["t2_ms"], truth, rtol=1e-4)
     np.testing.assert_allclose(fit["m0"], m0, rtol=1e-4)
     assert np.all(fit["cost"] < 1e-8)
+
+
+def test_estimators_refuse_voxels_without_a_usable_signal():
+    """A NaN sample or an all-zero voxel is refused naming the voxel, as the CLI refuses it,
+    never matched to the first atom."""
+    import pytest
+
+    seq = larmor.build("mese", echoes=8, echo_spacing_ms=10.0)
+    grid = larmor.Tissue(t1_ms=1000.0, t2_ms=np.geomspace(20.0, 300.0, 20))
+    dictionary = larmor.Dictionary(larmor.simulate(seq, grid), grid)
+    measured = larmor.simulate(seq, grid)[:4].copy()
+    measured[2, 3] = np.nan
+    with pytest.raises(ValueError, match="Dictionary.match: voxel 2 has non-finite signals"):
+        dictionary.match(measured)
+    measured[2, 3] = 0.0
+    measured[1] = 0.0
+    with pytest.raises(ValueError, match=r"voxel 1 has all-zero signals \(1 such voxel"):
+        dictionary.match(measured)
+    with pytest.raises(ValueError, match="fit_nlls: voxel 1 has all-zero signals"):
+        larmor.fit_nlls(seq, larmor.Tissue(t1_ms=1000.0), measured, {"t2_ms": (10.0, 500.0)})

@@ -118,3 +118,28 @@ def test_errors_carry_larmors_messages(inputs, tmp_path):
     bad.write_text('[sequence]\nbuilder = "mese"\nechoes = 4\nflavour = 1\n[tissue]\nt2_ms = 50.0\n')
     with pytest.raises(larmor.DeckError, match=r"bad.toml:4: \[sequence\] flavour is not a known key"):
         larmor.read_deck(bad)
+
+
+def test_the_public_names_are_the_packages_own():
+    modules = [larmor]
+    try:
+        import importlib
+        modules.append(importlib.import_module("larmor.torch"))
+    except ImportError:  # larmor.torch needs torch
+        pass
+    for module in modules:
+        assert sorted(module.__all__) == sorted(set(module.__all__))
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_an_interpreter_that_cannot_import_the_module_is_told_which_can():
+    import sys
+    # An interpreter without NumPy, imitated by a None entry in sys.modules.
+    run = subprocess.run([sys.executable, "-c",
+                          "import sys; sys.modules['numpy'] = None; import larmor"],
+                         capture_output=True, text=True, env=os.environ)
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert "larmor was built for " in last and "numpy" in last
+    assert f"cannot be imported by {sys.executable}" in last

@@ -94,3 +94,18 @@ def test_gradients_match_central_differences_in_float32(rng):
         difference = (loss_at(name, h, direction) - loss_at(name, -h, direction)) / (2 * h)
         analytic = float((grad.double() * direction.double()).sum())
         assert analytic == pytest.approx(difference, rel=2e-3), name
+
+
+def test_batch_shapes_survive_the_simulation(train):
+    """A [2, 3] grid of tissue gives signals [2, 3, samples], each the voxel's own, with
+    gradients of the grid's shape."""
+    t1 = torch.tensor([[800.0], [1400.0]])
+    t2 = torch.tensor([50.0, 80.0, 120.0], requires_grad=True)
+    y = lt.simulate(train, t1_ms=t1, t2_ms=t2)
+    assert y.shape == (2, 3, train.samples)
+    flat = larmor.simulate(train, larmor.Tissue(t1_ms=np.repeat([800.0, 1400.0], 3),
+                                                t2_ms=np.tile([50.0, 80.0, 120.0], 2)))
+    np.testing.assert_array_equal(y.detach().numpy().reshape(6, -1), flat)
+    (y.abs() ** 2).sum().backward()
+    assert t2.grad.shape == (3,)
+    assert lt.simulate(train, t1_ms=1000.0, t2_ms=80.0).shape == (train.samples,)
