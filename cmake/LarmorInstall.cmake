@@ -5,6 +5,15 @@
 #   lib/liblarmor_{core,kernels}.a    the libraries, exported as larmor::larmor
 #   include/larmor/...                the public headers (below)
 #   lib/cmake/larmor/                 larmorConfig.cmake for find_package(larmor)
+#   include/, lib/ (Kokkos)           with LARMOR_INSTALL_KOKKOS: the Kokkos and
+#                                     Kokkos Kernels install larmor was built with
+#
+# The package names no path of the build machine: larmorConfig.cmake finds
+# Kokkos again in its own prefix (where LARMOR_INSTALL_KOKKOS put it), through
+# CMAKE_PREFIX_PATH, or at Kokkos_ROOT; the other dependencies are system
+# packages named by their plain paths. LARMOR_INSTALL_KOKKOS is on by default
+# when Kokkos and Kokkos Kernels share a prefix of their own (the layout that
+# scripts/setup builds), off for a Kokkos of the system or of a module.
 #
 # Public headers are those of src/ other than the private ones named in
 # LARMOR_PRIVATE_HEADER_PATTERN (template implementations, device-side
@@ -34,6 +43,22 @@ foreach(_dep IN ITEMS hdf5 tomlplusplus ismrmrd nifti lapack kokkoskernels)
   set_target_properties(${_real} PROPERTIES EXPORT_NAME detail_${_dep})
   list(APPEND _larmor_dependency_targets ${_real})
 endforeach()
+
+get_filename_component(_larmor_kokkos_prefix "${Kokkos_DIR}/../../.." ABSOLUTE)
+get_filename_component(_larmor_kernels_prefix "${KokkosKernels_DIR}/../../.." ABSOLUTE)
+get_filename_component(_larmor_kokkos_prefix_name "${_larmor_kokkos_prefix}" NAME)
+set(_larmor_bundle_default OFF)
+if(_larmor_kokkos_prefix STREQUAL _larmor_kernels_prefix AND
+   _larmor_kokkos_prefix_name MATCHES "^kokkos-")
+  set(_larmor_bundle_default ON)
+endif()
+option(LARMOR_INSTALL_KOKKOS "Install the Kokkos and Kokkos Kernels larmor was built with"
+       ${_larmor_bundle_default})
+if(LARMOR_INSTALL_KOKKOS)
+  foreach(_prefix IN LISTS _larmor_kokkos_prefix _larmor_kernels_prefix)
+    install(DIRECTORY "${_prefix}/" DESTINATION . USE_SOURCE_PERMISSIONS)
+  endforeach()
+endif()
 
 install(TARGETS larmor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS larmor_core larmor_kernels ${_larmor_dependency_targets}

@@ -84,7 +84,8 @@ struct InspectArgs {
   int rows = 20;
 };
 void add_inspect(CLI::App& app, InspectArgs& args);
-int run_inspect(const InspectArgs& args, const parallel::Communicator& comm);
+// Runs before MPI and Kokkos start (it needs neither); `root` is the launcher's rank 0.
+int run_inspect(const InspectArgs& args, bool root);
 
 struct PhantomArgs {
   std::string output;

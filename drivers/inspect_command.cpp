@@ -35,7 +35,7 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
       ->check(whole_count(1 << 30, "rows"));
 }
 
-int run_inspect(const InspectArgs& args, const parallel::Communicator& comm) {
+int run_inspect(const InspectArgs& args, bool root) {
   namespace pq = io::pulseq;
   pq::TranslateOptions options;
   if (!args.voxel_size_mm.empty()) {
@@ -69,7 +69,7 @@ int run_inspect(const InspectArgs& args, const parallel::Communicator& comm) {
     const sequence::Description d = pq::to_description(file, options, &report);
     const auto translated = std::chrono::steady_clock::now();
     report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
-    if (comm.is_root()) {
+    if (root) {
       using seconds = std::chrono::duration<double>;
       std::printf("%s\n%s", args.file.c_str(), pq::format_report(report, args.rows).c_str());
       std::printf(
@@ -80,7 +80,7 @@ int run_inspect(const InspectArgs& args, const parallel::Communicator& comm) {
   } catch (const pq::PulseqError&) {
     // What was understood before the refusal, then the refusal itself.
     report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
-    if (comm.is_root()) {
+    if (root) {
       std::printf("%s (refused; understood so far:)\n%s", args.file.c_str(),
                   pq::format_report(report, args.rows).c_str());
     }

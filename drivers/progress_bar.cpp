@@ -36,7 +36,43 @@ std::string clock_time(double seconds) {
   return text;
 }
 
+// A phase line's size threshold: writes this large take about a second or
+// more on a parallel file system's single stream.
+constexpr double announced_bytes = 64.0 * (1 << 20);
+
+// 537 M -> "537 MB", 12 -> "12 B"
+std::string byte_text(double bytes) { return human(bytes) + (bytes < 1000.0 ? " B" : "B"); }
+
+bool progress_off() {
+  const char* setting = std::getenv("LARMOR_PROGRESS");
+  return setting && std::string_view(setting) == "off";
+}
+
 }  // namespace
+
+PhaseLine::PhaseLine(std::string command, std::string what, double bytes, bool talk)
+    : command_(std::move(command)),
+      what_(std::move(what)),
+      bytes_(bytes),
+      talk_(talk && !progress_off()),
+      start_(Clock::now()) {
+  if (talk_ && bytes_ >= announced_bytes) {
+    std::fprintf(stderr, "%s: %s (%s)\n", command_.c_str(), what_.c_str(),
+                 byte_text(bytes_).c_str());
+    std::fflush(stderr);
+  }
+}
+
+double PhaseLine::finish() {
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+  if (finished_) return elapsed;
+  finished_ = true;
+  if (talk_ && elapsed >= 1.0) {
+    std::fprintf(stderr, "%s: %s: %s in %.1f s (%s/s)\n", command_.c_str(), what_.c_str(),
+                 byte_text(bytes_).c_str(), elapsed, byte_text(bytes_ / elapsed).c_str());
+  }
+  return elapsed;
+}
 
 ProgressBar::ProgressBar(std::string command, std::string phase, std::string unit, bool talk)
     : command_(std::move(command)), phase_(std::move(phase)), unit_(std::move(unit)) {

@@ -43,4 +43,22 @@ class ProgressBar {
   bool drawn_ = false, finished_ = false;
 };
 
+// A phase with nothing to count as it goes (a collective write): a line as
+// it starts when its size makes it worth one, and a line with its rate as it
+// ends when it took a second or more. LARMOR_PROGRESS=off silences both.
+class PhaseLine {
+ public:
+  // "larmor fit", "writing maps.h5", its bytes; `talk`: this rank prints.
+  PhaseLine(std::string command, std::string what, double bytes, bool talk);
+  // Seconds since the start; prints the closing line once.
+  double finish();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string command_, what_;
+  double bytes_ = 0.0;
+  bool talk_ = false, finished_ = false;
+  Clock::time_point start_;
+};
+
 }  // namespace larmor::drivers

@@ -168,6 +168,8 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   std::vector<float> signals(std::size_t(voxels.tissue.voxels) * std::size_t(simulator.samples()) *
                              2);
   std::string error;
+  // The bar's clock starts with the run, as the summary's does.
+  progress.update(0, voxels.tissue.voxels);
   const auto sim_start = clock::now();
   simulate::SteadyStateReport steady;
   try {
@@ -237,12 +239,15 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
                                    : "[output] longitudinal = true writes the longitudinal "
                                      "magnetisation as /mz");
   }
+  PhaseLine writing("larmor simulate", "writing " + deck.output_path,
+                    double(voxels.total) * simulator.samples() * 2 * sizeof(float), talk);
   app::write_signal_file(deck.output_path, comm, simulator, voxels, signals, info);
+  writing.finish();
   timer.end_phase("write", "io");
   timer.write_json(args.timings, "simulate",
                    ", \"voxels\": " + std::to_string(voxels.total) + ", \"backend\": \"" +
                        kx::backend_name() + "\"");
-  const double total_seconds = std::chrono::duration<double>(clock::now() - start).count();
+  const double total_seconds = seconds_since_process_start();
   if (talk) {
     // A steady-state run simulated the period up to its slowest voxel's count.
     const double periods = deck.steady_state ? double(std::max(steady.periods, 1)) : 1.0;

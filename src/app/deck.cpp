@@ -1,6 +1,8 @@
 #include "app/deck.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -126,8 +128,11 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     try {
       io::pulseq::TranslationReport report;
       std::vector<std::string> warnings;
+      const auto read_start = std::chrono::steady_clock::now();
       const auto seq = io::pulseq::PulseqFile::read(file.string(), &warnings);
       auto d = io::pulseq::to_description(seq, options, &report);
+      const double translate_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
       report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
       // No sample follows an excitation: the file measures Mz (a saturation,
       // CEST or preparation file), written as /mz.
@@ -139,7 +144,16 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
             "no sample follows an excitation: the file measures the longitudinal "
             "magnetisation, which the result holds as /mz");
       }
-      if (report_text != nullptr) *report_text = io::pulseq::format_report(report, 4);
+      if (report_text != nullptr) {
+        *report_text = io::pulseq::format_report(report, 4);
+        // A large file's reading and translation, with its rate.
+        if (translate_s >= 1.0) {
+          char line[160];
+          std::snprintf(line, sizeof line, "read and translated in %.1f s (%.0f blocks/s)\n",
+                        translate_s, double(report.blocks) / translate_s);
+          *report_text += line;
+        }
+      }
       // The quantisation's moment is the one the description declares.
       const auto& u = report.crusher_moment;
       d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);

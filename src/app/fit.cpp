@@ -176,7 +176,10 @@ std::string perk_fit(FitDeck& fd, const parallel::Communicator& comm, bool talk,
 std::int64_t match_chunk_voxels(std::int64_t voxels, int samples) {
   constexpr std::int64_t staging_bytes = std::int64_t(1) << 28;
   const std::int64_t voxel_bytes = std::int64_t(samples) * 2 * std::int64_t(sizeof(float));
-  return std::clamp<std::int64_t>(staging_bytes / voxel_bytes, 1,
+  // Small enough for the progress to move (a sixty-fourth of the voxels),
+  // large enough to keep a GPU busy.
+  const std::int64_t for_progress = std::max<std::int64_t>((voxels + 63) / 64, 4096);
+  return std::clamp<std::int64_t>(std::min(staging_bytes / voxel_bytes, for_progress), 1,
                                   std::max<std::int64_t>(voxels, 1));
 }
 
@@ -185,7 +188,7 @@ std::int64_t match_chunk_voxels(std::int64_t voxels, int samples) {
 std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm,
                            const std::string& deck_path, const simulate::Simulator& sim,
                            const Measured& data, std::vector<FitMap>& outputs, double& train_s,
-                           double& estimate_s, const PhaseEnd& end_phase) {
+                           double& compress_s, double& estimate_s, const PhaseEnd& end_phase) {
   const parallel::Range& mine = data.mine;
   auto t0 = clock::now();
   if (fd.deck.tissue.mode != TissueSpec::Mode::grid || fd.deck.tissue.values.empty()) {
@@ -196,10 +199,14 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   const LocalVoxels atoms = load_local_tissue(fd.deck.tissue, self, deck_path);
   estimators::dictionary::Dictionary dict =
       estimators::dictionary::simulate_dictionary(sim, atoms.tissue);
-  if (fd.compress_energy > 0.0)
-    dict = estimators::dictionary::compress(dict, 0, fd.compress_energy);
-  train_s = since(t0);
   end_phase("dictionary", "compute");
+  const auto compress_start = clock::now();
+  if (fd.compress_energy > 0.0) {
+    dict = estimators::dictionary::compress(dict, 0, fd.compress_energy, fd.compress_progress);
+    end_phase("compress", "compute");
+  }
+  compress_s = since(compress_start);
+  train_s = since(t0);
   t0 = clock::now();
   // Chunk by chunk through the matcher's staging buffers (read there from the
   // file when streamed, while the device matches the chunk before), reporting
@@ -465,8 +472,8 @@ FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
     r.summary = perk_fit(fd, comm, talk, d, data.mine, data.signals, data.known_all, r.maps,
                          r.report, r.train_s, r.estimate_s, end_phase);
   } else {
-    r.summary =
-        dictionary_fit(fd, comm, deck_path, sim, data, r.maps, r.train_s, r.estimate_s, end_phase);
+    r.summary = dictionary_fit(fd, comm, deck_path, sim, data, r.maps, r.train_s, r.compress_s,
+                               r.estimate_s, end_phase);
   }
   return r;
 }

@@ -69,8 +69,11 @@ using PhaseEnd = std::function<void(const std::string& name, const std::string& 
 struct FitResult {
   std::vector<FitMap> maps;
   std::string summary;  // the estimator, in words
-  estimators::perk::TrainingReport report;
+  estimators::perk::TrainingReport report;  // PERK's training
+  // PERK: training and estimation; dictionary: the atoms' simulation and
+  // compression (train_s is their sum) and the matching; NLLS: estimate_s.
   double train_s = 0.0, estimate_s = 0.0;
+  double compress_s = 0.0;
 };
 
 // Estimates the maps of this rank's voxels by fd.method. PERK: trained by

@@ -32,6 +32,8 @@ struct FitDeck {
   double compress_energy = 0.99999;  // dictionary: SVD rank keeping this energy (0: none)
   // dictionary: this rank's voxels matched so far, of all of its voxels.
   std::function<void(std::int64_t, std::int64_t)> match_progress;
+  // dictionary: the compression's passes over the atoms (estimators::dictionary::compress).
+  std::function<void(std::int64_t, std::int64_t)> compress_progress;
   estimators::perk::PerkSpec perk;
   std::string model_path;       // load this model instead of training
   std::string save_model_path;  // save the trained model here

@@ -294,6 +294,101 @@ DECK
     [ -s result.h5 ] || fail "no result"
     [ -z "$(leftovers)" ] || fail "left $(leftovers)"
     ;;
+  exit_status_by_kind)
+    # 0 done, 1 refused input, 2 usage error, whatever CLI11's own code for
+    # the kind of parse error (signals: sigterm_during_write).
+    for args in "--version" "--help" "simulate --help"; do
+      "$larmor" $args > run.log 2>&1; status=$?
+      [ "$status" -eq 0 ] || fail "$args: exit status $status, wanted 0"
+    done
+    grep -q "Exit status: 0 done, 1 refused input or failed run, 2 usage error, 128+N signal N" \
+      <("$larmor" --help) || fail "--help does not list the exit statuses"
+    for args in "simulate" "simulate $grid --no-such-option" "simulate $grid extra.toml" \
+                "simulate $grid --max-order x" "bench -n 0" "inspect no-such.seq" "frobnicate"; do
+      "$larmor" $args > run.log 2>&1; status=$?
+      [ "$status" -eq 2 ] || fail "'$args': exit status $status, wanted 2: $(cat run.log)"
+      [ -s run.log ] || fail "'$args': no message"
+    done
+    printf '[sequence]\nbuilder = "mese"\nechoes = -3\n[tissue]\nt2_ms = 50.0\n' > bad.toml
+    "$larmor" simulate bad.toml -o out.h5 > run.log 2>&1; status=$?
+    [ "$status" -eq 1 ] || fail "a refused deck: exit status $status, wanted 1"
+    grep -q "bad.toml:3: \[sequence\] echoes" run.log || fail "$(cat run.log)"
+    [ ! -e out.h5 ] || fail "a result was written"
+    ;;
+  answers_without_starting_mpi)
+    # An Open MPI that cannot start (no such messaging layer): --version,
+    # --help and inspect answer all the same, for they start neither MPI nor
+    # Kokkos; a simulation cannot.
+    export OMPI_MCA_pml=no_such_layer
+    "$larmor" simulate "$grid" -o out.h5 > run.log 2>&1 &&
+      { echo "SKIP: this MPI starts with OMPI_MCA_pml=no_such_layer (not Open MPI)"; exit 0; }
+    "$larmor" --version > run.log 2>&1 || fail "--version: $(cat run.log)"
+    grep -qx "[0-9]*\.[0-9]*\.[0-9]*" run.log || fail "--version: $(cat run.log)"
+    "$larmor" --help > run.log 2>&1 || fail "--help: $(cat run.log)"
+    "$larmor" inspect "$src/inputs/mese.seq" > run.log 2>&1 || fail "inspect: $(cat run.log)"
+    grep -q "^events: .*translated in" run.log || fail "inspect: $(cat run.log)"
+    "$larmor" inspect "$grid" > run.log 2>&1; status=$?
+    [ "$status" -eq 1 ] || fail "inspect of a deck: exit status $status, wanted 1"
+    [ "$(grep -c 'error:' run.log)" -eq 1 ] || fail "inspect of a deck: $(cat run.log)"
+    ;;
+  fit_phases_show_themselves)
+    # Every phase of a dictionary fit draws its bar (LARMOR_PROGRESS=bar draws
+    # from the start), and each method's summary has its own fields.
+    cat > fit.toml <<DECK
+[sequence]
+builder = "mese"
+echoes = 32
+[tissue]
+t2_ms = { from = 20.0, to = 400.0, count = 40, spacing = "log" }
+[data]
+file = "../good.h5"
+[estimator]
+method = "dictionary"
+[output]
+path = "maps.h5"
+DECK
+    LARMOR_PROGRESS=bar "$larmor" fit fit.toml --no-truth > run.log 2> bars.log || fail "$(cat run.log bars.log)"
+    for phase in "dictionary" "compression (two passes)" "matching"; do
+      grep -q "larmor fit: $phase \[=*\] 100% " bars.log || fail "no bar for $phase: $(cat bars.log)"
+    done
+    grep -qE "larmor fit: read [0-9.]+ s, dictionary [0-9.]+ s \(simulate [0-9.]+, compress [0-9.]+\), match [0-9.]+ s, write [0-9.]+ s, total [0-9.]+ s" run.log ||
+      fail "dictionary summary: $(cat run.log)"
+    ! grep -q "features" run.log || fail "PERK's fields in a dictionary fit's summary"
+    sed -e 's/method = "dictionary"/method = "nlls"\nestimate = { t2_ms = { from = 20.0, to = 400.0, spacing = "log" } }/' \
+        -e '/^\[tissue\]/,/^t2_ms/d' fit.toml > nlls.toml
+    "$larmor" fit nlls.toml --no-truth > run.log 2>&1 || fail "nlls: $(cat run.log)"
+    grep -qE "larmor fit: read [0-9.]+ s, fit [0-9.]+ s, write [0-9.]+ s, total [0-9.]+ s" run.log ||
+      fail "NLLS summary: $(cat run.log)"
+    ;;
+  python_estimators_refuse_unusable_voxels)
+    # Dictionary.match and fit_nlls refuse NaN or all-zero signals as the CLI
+    # does, naming the voxel, rather than answering atom 0.
+    pydir=$(dirname "$larmor")/python
+    ls "$pydir"/larmor/_larmor*.so > /dev/null 2>&1 || { echo "SKIP: no Python module in this build"; exit 0; }
+    python=$(sed -n 's/^EXECUTABLE = "\(.*\)"$/\1/p' "$pydir/larmor/_interpreter.py")
+    PYTHONPATH=$pydir "$python" - > run.log 2>&1 <<'PY' || fail "$(cat run.log)"
+import numpy as np, larmor
+seq = larmor.build("mese", echoes=8)
+atoms = larmor.Tissue(t1_ms=1000.0, t2_ms=np.geomspace(20.0, 400.0, 30))
+d = larmor.Dictionary(larmor.simulate(seq, atoms), atoms)
+good = larmor.simulate(seq, larmor.Tissue(t1_ms=1000.0, t2_ms=np.full(3, 80.0)))
+for bad, reason in ((np.nan, "non-finite"), (0.0, "zero")):
+    s = good.copy()
+    s[1] = 0.0
+    s[1, 2] = bad
+    for name, call in (("match", lambda: d.match(s)),
+                       ("fit_nlls", lambda: larmor.fit_nlls(seq, dict(t1_ms=1000.0), s,
+                                                            {"t2_ms": (20.0, 400.0)}))):
+        try:
+            call()
+        except ValueError as e:
+            assert "voxel 1" in str(e) and reason in str(e), f"{name}: {e}"
+        else:
+            raise SystemExit(f"{name} accepted a voxel with {reason} signals")
+print("refused")
+PY
+    grep -qx refused run.log || fail "$(cat run.log)"
+    ;;
   *) fail "unknown case" ;;
 esac
 echo "PASS ($case_name)"

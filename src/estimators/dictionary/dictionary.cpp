@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #if LARMOR_HAVE_LAPACKE
 #define lapack_complex_float std::complex<float>
@@ -105,7 +106,8 @@ Dictionary simulate_dictionary(const simulate::Simulator& sim, const tissue::Tis
   return d;
 }
 
-Dictionary compress(const Dictionary& d, int rank, double energy) {
+Dictionary compress(const Dictionary& d, int rank, double energy,
+                    const std::function<void(std::int64_t, std::int64_t)>& progress) {
   const kx::ScopedRegion region("larmor::dictionary::compress");
 #if LARMOR_HAVE_LAPACKE
   if (d.compressed) throw std::invalid_argument("dictionary: already compressed");
@@ -129,6 +131,10 @@ Dictionary compress(const Dictionary& d, int rank, double energy) {
           x(k, a) = a < count ? Z(atoms(a0 + a, k, 0), atoms(a0 + a, k, 1)) : Z(0.0, 0.0);
         });
     KokkosBlas::gemm("N", "C", Z(1.0, 0.0), x, x, Z(a0 == 0 ? 0.0 : 1.0, 0.0), g);
+    if (progress) {
+      Exec().fence();
+      progress(a0 + count, 2 * d.atoms);
+    }
   }
   auto gh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g);
   std::vector<std::complex<double>> gram(std::size_t(n) * n);  // column-major A^H A
@@ -197,7 +203,17 @@ Dictionary compress(const Dictionary& d, int rank, double energy) {
   device->unit_atoms =
       DeviceRows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::compressed_atoms"),
                  std::size_t(d.atoms), kept, 2);
-  match::project(Exec(), device->basis, atoms, device->unit_atoms);
+  // In blocks of atoms, so that the progress moves through the second pass.
+  const std::int64_t project_block = std::min(d.atoms, std::max<std::int64_t>(d.atoms / 32, 4096));
+  for (std::int64_t a0 = 0; a0 < d.atoms; a0 += project_block) {
+    const auto part = std::make_pair(a0, std::min(d.atoms, a0 + project_block));
+    match::project(Exec(), device->basis, Kokkos::subview(atoms, part, Kokkos::ALL, Kokkos::ALL),
+                   Kokkos::subview(device->unit_atoms, part, Kokkos::ALL, Kokkos::ALL));
+    if (progress) {
+      Exec().fence();
+      progress(d.atoms + part.second, 2 * d.atoms);
+    }
+  }
   Exec().fence();
   c.device = device;
   return c;

@@ -15,6 +15,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,11 @@ Dictionary simulate_dictionary(const simulate::Simulator& sim, const tissue::Tis
 
 // The dictionary with its time axis reduced to the leading `rank` singular
 // directions (rank 0: the fewest that keep `energy` of the atoms' total
-// squared norm). Throws without LAPACKE.
-Dictionary compress(const Dictionary& d, int rank, double energy = 0.9999);
+// squared norm). Throws without LAPACKE. `progress(done, total)`, when set,
+// counts atoms through its two passes over them (the Gram matrix, then the
+// projection onto the basis): total is twice the atoms.
+Dictionary compress(const Dictionary& d, int rank, double energy = 0.9999,
+                    const std::function<void(std::int64_t, std::int64_t)>& progress = {});
 
 struct MatchResult {
   std::vector<std::int32_t> atom;       // [voxel]
