@@ -85,6 +85,10 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   };
   fd.deck.simulation.progress = report_progress;
   fd.perk.progress = report_progress;
+  ProgressBar tuning("larmor fit", "tuning", "grid points", talk && perk);
+  fd.perk.tuning_progress = [&tuning](std::int64_t done, std::int64_t total) {
+    tuning.update(done, total);
+  };
   ProgressBar compression("larmor fit", "compression (two passes)", "atoms",
                           talk && fd.method == "dictionary");
   fd.compress_progress = [&compression](std::int64_t done, std::int64_t total) {
@@ -98,6 +102,7 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
       fd, args.deck, comm, data, talk,
       [&timer](const std::string& name, const std::string& kind) { timer.end_phase(name, kind); });
   progress.finish();
+  tuning.finish();
   compression.finish();
   matching.finish();
   const std::vector<app::FitMap>& outputs = fit.maps;

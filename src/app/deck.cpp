@@ -13,6 +13,7 @@
 
 #include "app/deck_section.hpp"
 #include "app/events_deck.hpp"
+#include "io/nifti_file.hpp"
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/toml_text.hpp"
 #if LARMOR_HAVE_ISMRMRD
@@ -445,11 +446,39 @@ std::vector<double> property_values(const Section& s, const std::string& key) {
 
 TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
   TissueSpec spec;
+  const auto resolved = [&](const std::string& name) {
+    return (fs::path(name).is_absolute() ? fs::path(name) : deck_dir / name).string();
+  };
+  // A NIfTI file named for a property or the mask: every map is a NIfTI file
+  // of its own (what larmor phantom --nifti and fit's nifti output write).
+  std::string nifti_key;
+  for (tissue::Property p : tissue::all_properties) {
+    const std::string key = tissue::deck_name(p);
+    if (s.has(key) && s.node(key)->is_string() && io::is_nifti_path(s.string(key, ""))) {
+      nifti_key = key;
+    }
+  }
+  if (s.has("mask") && s.node("mask")->is_string() && io::is_nifti_path(s.string("mask", ""))) {
+    nifti_key = "mask";
+  }
   if (s.has("maps")) {
+    if (!nifti_key.empty()) {
+      s.fail(nifti_key,
+             "names a NIfTI file, but maps names an HDF5 file of datasets: give NIfTI maps "
+             "without maps, or datasets of the maps file");
+    }
     spec.mode = TissueSpec::Mode::maps;
-    const std::string maps = s.string("maps", "");
-    spec.maps_path = (fs::path(maps).is_absolute() ? fs::path(maps) : deck_dir / maps).string();
+    spec.maps_path = resolved(s.string("maps", ""));
     spec.mask_dataset = s.string("mask", "");
+  } else if (!nifti_key.empty()) {
+    spec.mode = TissueSpec::Mode::maps;
+    spec.nifti = true;
+    if (s.has("mask")) {
+      if (!io::is_nifti_path(s.string("mask", ""))) {
+        s.fail("mask", "must be a NIfTI file (.nii, .nii.gz) beside NIfTI maps");
+      }
+      spec.mask_dataset = resolved(s.string("mask", ""));
+    }
   }
   // The bound pool's lineshape and T2 are model constants, not maps.
   spec.bound_t2_us = s.positive("bound_t2_us", spec.bound_t2_us);
@@ -464,6 +493,7 @@ TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
     // Per-channel complex fields: one uniform [re, im] per channel, or (maps
     // mode) a dataset of the volume's shape followed by [channels, 2].
     if (spec.mode == TissueSpec::Mode::maps && s.node("transmit")->is_string()) {
+      if (spec.nifti) s.fail("transmit", "is read from an HDF5 maps file only, not from NIfTI");
       spec.transmit_dataset = s.string("transmit", "");
     } else {
       spec.transmit_uniform = s.complex_numbers("transmit", s.node("transmit"));
@@ -474,7 +504,11 @@ TissueSpec read_tissue(const Section& s, const fs::path& deck_dir) {
     const std::string key = tissue::deck_name(p);
     if (!s.has(key)) continue;
     if (spec.mode == TissueSpec::Mode::maps && s.node(key)->is_string()) {
-      spec.map_datasets[p] = s.string(key, "");
+      const std::string name = s.string(key, "");
+      if (spec.nifti && !io::is_nifti_path(name)) {
+        s.fail(key, "must be a number or a NIfTI file (.nii, .nii.gz) beside NIfTI maps");
+      }
+      spec.map_datasets[p] = spec.nifti ? resolved(name) : name;
     } else {
       spec.values[p] = property_values(s, key);
     }
@@ -578,6 +612,10 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   seq.reject_unknown_keys();
 
   if (!deck.tissue.maps_path.empty()) deck.input_files.push_back(deck.tissue.maps_path);
+  if (deck.tissue.nifti) {
+    if (!deck.tissue.mask_dataset.empty()) deck.input_files.push_back(deck.tissue.mask_dataset);
+    for (const auto& [p, file] : deck.tissue.map_datasets) deck.input_files.push_back(file);
+  }
 
   Section sim(path, "simulation", table_or_null(root, "simulation", path));
   if (sim.has("orders")) {

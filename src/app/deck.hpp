@@ -26,10 +26,12 @@ struct TissueSpec {
   // Grid mode: the values of each property in deck units (a single value is
   // uniform). Properties not listed stay at their identity value.
   std::map<tissue::Property, std::vector<double>> values;
-  // Maps mode.
+  // Maps mode: datasets of one HDF5 file, or (nifti) NIfTI files, one per
+  // map, whose paths mask_dataset and map_datasets then hold.
   std::string maps_path;                                 // resolved against the deck
   std::string mask_dataset;                              // empty: every voxel
   std::map<tissue::Property, std::string> map_datasets;  // property -> dataset
+  bool nifti = false;
   // A transmit array: uniform per-channel fields, or a maps-mode dataset.
   std::vector<std::complex<double>> transmit_uniform;
   std::string transmit_dataset;

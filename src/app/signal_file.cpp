@@ -26,16 +26,7 @@ std::string units_of(const std::string& name) {
 void write_signal_file(const std::string& path, const parallel::Communicator& comm,
                        const simulate::Simulator& simulator, const LocalVoxels& voxels,
                        const std::vector<float>& local_signals, const RunInfo& info) {
-  // The result's folder is made on demand (by rank 0, agreed by all).
-  std::string error;
-  if (comm.is_root()) {
-    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
-    std::error_code ec;
-    if (!folder.empty()) std::filesystem::create_directories(folder, ec);
-    if (ec) error = path + ": cannot create the folder '" + folder.string() + "': " + ec.message();
-  }
-  comm.throw_if_any_failed(error.empty(), error);
-  io::H5Writer out(path, comm);
+  io::H5Writer out(path, comm);  // (it makes the result's folder)
   const auto total = static_cast<std::uint64_t>(voxels.total);
   const auto samples = static_cast<std::uint64_t>(
       info.samples != nullptr ? int(info.samples->size()) : simulator.samples());

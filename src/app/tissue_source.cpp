@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "io/hdf5_file.hpp"
+#include "io/nifti_file.hpp"
 
 namespace larmor::app {
 
@@ -59,16 +61,43 @@ LocalVoxels load_grid(const TissueSpec& spec, const parallel::Communicator& comm
   return out;
 }
 
+// The maps' volumes: the datasets of one HDF5 file, or NIfTI files (each
+// rank reads whole files, as nifti2 does). `name` says where a map came from.
+class MapSource {
+ public:
+  MapSource(const TissueSpec& spec, const parallel::Communicator& comm) : spec_(spec) {
+    if (!spec.nifti) h5_.emplace(spec.maps_path, comm);
+  }
+  std::vector<std::uint64_t> dims(const std::string& map) const {
+    if (h5_) return h5_->dims(map);
+    const auto shape = io::nifti_volume_shape(map);
+    return {std::uint64_t(shape[0]), std::uint64_t(shape[1]), std::uint64_t(shape[2])};
+  }
+  std::vector<float> read(const std::string& map, const std::vector<std::uint64_t>& shape) const {
+    if (h5_) return h5_->read_all_float(map);
+    return io::read_nifti_volume(
+        map, {std::int64_t(shape[0]), std::int64_t(shape[1]), std::int64_t(shape[2])});
+  }
+  std::string name(const std::string& map) const {
+    return h5_ ? spec_.maps_path + ": '" + map + "'" : map;
+  }
+
+ private:
+  const TissueSpec& spec_;
+  std::optional<io::H5Reader> h5_;
+};
+
 LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm) {
   using tissue::Property;
   LocalVoxels out;
-  io::H5Reader file(spec.maps_path, comm);
+  const MapSource file(spec, comm);
   // The volume's shape comes from the mask, or from the first map.
   std::string shape_from = spec.mask_dataset;
   if (shape_from.empty()) {
     if (spec.map_datasets.empty()) {
-      throw std::invalid_argument(spec.maps_path +
-                                  ": [tissue] maps needs a mask or at least one map dataset");
+      throw std::invalid_argument(
+          (spec.nifti ? std::string("[tissue]") : spec.maps_path + ": [tissue] maps") +
+          " needs a mask or at least one map");
     }
     shape_from = spec.map_datasets.begin()->second;
   }
@@ -80,20 +109,21 @@ LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm
   if (!spec.mask_dataset.empty()) {
     // Read as numbers, not bytes: a float mask of 0.5 is inside (nonzero),
     // where a conversion to uint8 would have truncated it to 0.
-    const std::vector<float> mask = file.read_all_float(spec.mask_dataset);
+    const std::vector<float> mask = file.read(spec.mask_dataset, out.volume_shape);
+    const std::string mask_name =
+        spec.nifti ? spec.mask_dataset : spec.maps_path + ": mask '" + spec.mask_dataset + "'";
     std::vector<std::uint8_t> inside(mask.size());
     for (std::size_t i = 0; i < mask.size(); ++i) {
       if (!std::isfinite(mask[i])) {
-        throw std::invalid_argument(spec.maps_path + ": mask '" + spec.mask_dataset +
-                                    "' is not finite at voxel " + std::to_string(i) +
+        throw std::invalid_argument(mask_name + " is not finite at voxel " + std::to_string(i) +
                                     " (linear index)");
       }
       inside[i] = mask[i] != 0.0f ? 1 : 0;
     }
     selected = parallel::masked_indices(inside);
     if (selected.empty()) {
-      throw std::invalid_argument(spec.maps_path + ": mask '" + spec.mask_dataset +
-                                  "' selects no voxel (every value is 0): nothing to simulate");
+      throw std::invalid_argument(mask_name +
+                                  " selects no voxel (every value is 0): nothing to simulate");
     }
   } else {
     selected.resize(volume);
@@ -106,10 +136,10 @@ LocalVoxels load_maps(const TissueSpec& spec, const parallel::Communicator& comm
 
   for (const auto& [p, dataset] : spec.map_datasets) {
     if (file.dims(dataset) != out.volume_shape) {
-      throw std::invalid_argument(spec.maps_path + ": map '" + dataset +
-                                  "' does not have the shape of '" + shape_from + "'");
+      throw std::invalid_argument(file.name(dataset) + " (" + tissue::deck_name(p) +
+                                  ") does not have the shape of " + file.name(shape_from));
     }
-    const std::vector<float> all = file.read_all_float(dataset);
+    const std::vector<float> all = file.read(dataset, out.volume_shape);
     const float si = static_cast<float>(tissue::to_si(p));
     tissue::PropertyValues& dst = out.tissue[p];
     dst.map.resize(out.voxel_index.size());
@@ -184,8 +214,9 @@ LocalVoxels load_local_tissue(const TissueSpec& spec, const parallel::Communicat
   load_transmit(spec, comm, out);
   out.tissue.bound_t2_s = spec.bound_t2_us * 1e-6;
   out.tissue.bound_lineshape = spec.bound_lineshape;
-  const std::string source =
-      spec.mode == TissueSpec::Mode::grid ? deck_path + ": [tissue]" : spec.maps_path;
+  const std::string source = spec.mode == TissueSpec::Mode::grid ? deck_path + ": [tissue]"
+                             : spec.nifti ? deck_path + ": [tissue]'s NIfTI maps"
+                                          : spec.maps_path;
   // Validation is local; agree on it so no rank walks on alone.
   std::string error;
   try {

@@ -107,7 +107,12 @@ H5Writer::H5Writer(std::string final_path, const parallel::Communicator& comm)
     : final_path_(std::move(final_path)), comm_(comm) {
   silence_hdf5_errors();
   if (final_path_.empty()) throw std::invalid_argument("H5Writer: empty output path");
-  // Rank 0's pid names the temporary file; every rank must use the same name.
+  // The output's folder is made on demand (by rank 0, agreed by all), as
+  // check_output_path allowed; rank 0's pid names the temporary file, which
+  // every rank must use.
+  std::string folder_error;
+  if (comm_.is_root()) folder_error = make_output_folder(final_path_);
+  comm_.throw_if_any_failed(folder_error.empty(), folder_error);
   if (comm_.is_root()) {
     temp_path_ = final_path_ + ".tmp-" + std::to_string(::getpid());
     for (const std::string& stale : remove_stale_temporaries(final_path_)) {

@@ -31,6 +31,15 @@ struct ImageFree {
 };
 using Image = std::unique_ptr<nifti_image, ImageFree>;
 
+// nifti2 prints its own errors on stderr; larmor's message names the file
+// and the reason instead (a missing file: said as such).
+Image read_image(const std::string& path, bool with_data) {
+  nifti_set_debug_level(0);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw std::runtime_error(path + ": no such file");
+  return Image(nifti_image_read(path.c_str(), with_data ? 1 : 0));
+}
+
 // Writes `nim` (whose data we own) to `path` through a temporary file beside
 // it, then a rename.
 void write_atomically(const std::string& path, nifti_image* nim) {
@@ -109,7 +118,7 @@ void write_nifti_series(const std::string& path, const NiftiSeries& series) {
 }
 
 NiftiSeries read_nifti_series(const std::string& path) {
-  Image nim(nifti_image_read(path.c_str(), 1));
+  Image nim = read_image(path, true);
   if (!nim || nim->data == nullptr) throw std::runtime_error(path + ": not a readable NIfTI file");
   for (int k = 5; k <= nim->ndim && k <= 7; ++k) {
     if (nim->dim[k] > 1) {
@@ -140,9 +149,19 @@ NiftiSeries read_nifti_series(const std::string& path) {
   return out;
 }
 
+std::array<std::int64_t, 3> nifti_volume_shape(const std::string& path) {
+  Image nim = read_image(path, false);
+  if (!nim) throw std::runtime_error(path + ": not a readable NIfTI file");
+  if (nim->nvox != nim->nx * nim->ny * nim->nz) {
+    throw std::runtime_error(path + ": a " + std::to_string(nim->ndim) +
+                             "-D NIfTI file where a map is a 3-D volume (x, y, z)");
+  }
+  return {nim->nz, nim->ny, nim->nx};
+}
+
 std::vector<float> read_nifti_volume(const std::string& path,
                                      const std::array<std::int64_t, 3>& shape) {
-  Image nim(nifti_image_read(path.c_str(), 1));
+  Image nim = read_image(path, true);
   if (!nim || nim->data == nullptr) throw std::runtime_error(path + ": not a readable NIfTI file");
   if (nim->nx != shape[2] || nim->ny != shape[1] || nim->nz != shape[0] ||
       nim->nvox != shape[0] * shape[1] * shape[2]) {
@@ -162,6 +181,9 @@ std::vector<float> read_nifti_volume(const std::string& path,
 #else
 void write_nifti_volume(const std::string& path, const std::array<std::int64_t, 3>&,
                         const std::vector<float>&) {
+  throw std::runtime_error(path + ": this build of larmor has no nifti2 (Debian: libnifti2-dev)");
+}
+std::array<std::int64_t, 3> nifti_volume_shape(const std::string& path) {
   throw std::runtime_error(path + ": this build of larmor has no nifti2 (Debian: libnifti2-dev)");
 }
 std::vector<float> read_nifti_volume(const std::string& path, const std::array<std::int64_t, 3>&) {

@@ -19,6 +19,11 @@ bool is_nifti_path(const std::string& path);
 void write_nifti_volume(const std::string& path, const std::array<std::int64_t, 3>& shape,
                         const std::vector<float>& data);
 
+// A 3-D volume's shape [nz][ny][nx] (read from the header). Throws
+// std::runtime_error naming the file when it cannot be read or has more than
+// three dimensions.
+std::array<std::int64_t, 3> nifti_volume_shape(const std::string& path);
+
 // Converted to float (any stored type; scl_slope/scl_inter applied). Throws
 // std::runtime_error naming the file when it cannot be read or its first
 // three dimensions are not `shape` (reversed: NIfTI lists x first).

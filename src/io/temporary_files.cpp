@@ -102,6 +102,14 @@ std::vector<std::string> remove_stale_temporaries(const std::string& final_path)
   return removed;
 }
 
+std::string make_output_folder(const std::string& output) {
+  const fs::path folder = fs::path(output).parent_path();
+  std::error_code ec;
+  if (!folder.empty()) fs::create_directories(folder, ec);
+  if (!ec) return "";
+  return output + ": cannot create the folder '" + folder.string() + "': " + ec.message();
+}
+
 void check_output_path(const std::string& output, const std::string& what) {
   const auto refuse = [&](const std::string& why) {
     throw std::invalid_argument(what + (output.empty() ? "" : " " + output) + " " + why);

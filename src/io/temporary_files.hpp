@@ -38,6 +38,10 @@ std::vector<std::string> remove_stale_temporaries(const std::string& final_path)
 // it), and a folder this user cannot write in.
 void check_output_path(const std::string& output, const std::string& what);
 
+// Makes the folders an output path goes to; the reason it could not, naming
+// the path and the folder, or "" when they exist.
+std::string make_output_folder(const std::string& output);
+
 // check_output_path, and refuses (naming both) an output that is one of the
 // run's inputs: the same file, however its path is spelt (links included).
 // `inputs` may name files that do not exist; they cannot be the output.

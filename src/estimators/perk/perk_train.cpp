@@ -303,6 +303,9 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   auto owner = [&](int g) { return int(std::int64_t(g) * ranks / points); };
   std::vector<double> costs(std::size_t(points), 0.0);
   int best_point = -1;
+  std::int64_t mine = 0, mine_done = 0;
+  for (int g = 0; g < points; ++g) mine += owner(g) == rank ? 1 : 0;
+  if (spec.tuning_progress) spec.tuning_progress(0, mine);
   for (std::size_t li = 0; li < lambdas.size(); ++li) {
     const double lambda = lambdas[li];
     std::vector<double> f(static_cast<std::size_t>(h) * q), phi(static_cast<std::size_t>(h));
@@ -321,6 +324,15 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     for (std::size_t ri = 0; ri < rhos.size(); ++ri) {
       const int point = int(li * rhos.size() + ri);
       if (owner(point) != rank) continue;
+      // Counted as it starts: each path below (a failed solve included) ends it.
+      struct Count {
+        const PerkSpec& spec;
+        std::int64_t& done;
+        std::int64_t total;
+        ~Count() {
+          if (spec.tuning_progress) spec.tuning_progress(++done, total);
+        }
+      } count{spec, mine_done, mine};
       const double rho = rhos[ri];
       t0 = Clock::now();
       std::vector<double> a = c.zz;

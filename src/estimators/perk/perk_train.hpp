@@ -47,6 +47,9 @@ struct PerkSpec {
   // Called as the training samples are simulated: (done, total) of this
   // rank's share.
   std::function<void(std::int64_t, std::int64_t)> progress;
+  // Called as the tuning grid's points of this rank are trained and scored:
+  // (done, total) of this rank's points.
+  std::function<void(std::int64_t, std::int64_t)> tuning_progress;
 };
 
 struct TrainingReport {
