@@ -159,14 +159,15 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
                     fit.train_s, report.simulate_s, report.features_s, report.solve_s,
                     fit.estimate_s);
     } else if (fd.method == "dictionary") {
-      std::snprintf(text, sizeof text, "dictionary %.3f s (simulate %.3f, compress %.3f), match %.3f s",
-                    fit.train_s, fit.train_s - fit.compress_s, fit.compress_s, fit.estimate_s);
+      std::snprintf(text, sizeof text,
+                    "dictionary %.3f s (simulate %.3f, compress %.3f), match %.3f s", fit.train_s,
+                    fit.train_s - fit.compress_s, fit.compress_s, fit.estimate_s);
     } else {
       std::snprintf(text, sizeof text, "fit %.3f s", fit.estimate_s);
     }
     phases = text;
-    std::printf("larmor fit: read %.3f s, %s, write %.3f s, total %.3f s\n", read_s,
-                phases.c_str(), write_s, seconds_since_process_start());
+    std::printf("larmor fit: read %.3f s, %s, write %.3f s, total %.3f s\n", read_s, phases.c_str(),
+                write_s, seconds_since_process_start());
     std::printf("larmor fit: wrote %s\n", output.c_str());
   }
   return 0;

@@ -50,8 +50,8 @@ std::vector<std::string> kokkos_arguments(int argc, char** argv,
 // The rank a launcher gave this process, read before MPI starts so that one
 // process of an mpirun or srun job reports a usage error.
 int launcher_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK",
-                           "SLURM_PROCID"}) {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"}) {
     if (const char* value = std::getenv(name)) return std::atoi(value);
   }
   return -1;

@@ -68,7 +68,7 @@ using PhaseEnd = std::function<void(const std::string& name, const std::string& 
 
 struct FitResult {
   std::vector<FitMap> maps;
-  std::string summary;  // the estimator, in words
+  std::string summary;                      // the estimator, in words
   estimators::perk::TrainingReport report;  // PERK's training
   // PERK: training and estimation; dictionary: the atoms' simulation and
   // compression (train_s is their sum) and the matching; NLLS: estimate_s.

@@ -122,11 +122,11 @@ void check_output_path(const std::string& output, const std::string& what) {
     if (fs::is_directory(status)) refuse("is a folder: name a file in it");
     if (!fs::is_regular_file(status)) {
       refuse(std::string("is a ") +
-             (fs::is_fifo(status)              ? "FIFO"
-              : fs::is_socket(status)          ? "socket"
-              : fs::is_character_file(status)  ? "character device"
-              : fs::is_block_file(status)      ? "block device"
-                                               : "special file") +
+             (fs::is_fifo(status)             ? "FIFO"
+              : fs::is_socket(status)         ? "socket"
+              : fs::is_character_file(status) ? "character device"
+              : fs::is_block_file(status)     ? "block device"
+                                              : "special file") +
              ", which larmor never replaces (its results are written to a regular file and "
              "renamed into place)");
     }

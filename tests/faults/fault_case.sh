@@ -25,6 +25,13 @@ interrupt_during_write() {
   wait "$pid"; status=$?
 }
 
+# A dictionary fit of a 32-echo CPMG over 40 T2 values, of the data file $1.
+dictionary_deck() {
+  printf '[sequence]\nbuilder = "mese"\nechoes = 32\n[tissue]\n'
+  printf 't2_ms = { from = 20.0, to = 400.0, count = 40, spacing = "log" }\n'
+  printf '[data]\nfile = "%s"\n[estimator]\nmethod = "dictionary"\n[output]\npath = "maps.h5"\n' "$1"
+}
+
 case $case_name in
   output_is_the_deck)
     cp "$grid" deck.toml && before=$(md5sum < deck.toml)
@@ -179,19 +186,7 @@ DECK
       for bad in "bad_zero.h5:voxel 1 of the volume has all-zero signals" \
                  "bad_nan.h5:voxel 2 of the volume has non-finite signals"; do
         data=${bad%%:*}
-        cat > fit.toml <<DECK
-[sequence]
-builder = "mese"
-echoes = 32
-[tissue]
-t2_ms = { from = 20.0, to = 400.0, count = 40, spacing = "log" }
-[data]
-file = "../$data"
-[estimator]
-method = "dictionary"
-[output]
-path = "maps.h5"
-DECK
+        dictionary_deck "../$data" > fit.toml
         "$mpiexec" -np $np --oversubscribe "$larmor" fit fit.toml --no-truth > run.log 2>&1 && fail "accepted $data on $np rank(s)"
         grep -q "$data: ${bad#*:}; .* (1 such voxel(s) in all)" run.log || fail "$np rank(s): $(cat run.log)"
         [ ! -e maps.h5 ] || fail "maps were written"
@@ -334,19 +329,7 @@ DECK
   fit_phases_show_themselves)
     # Every phase of a dictionary fit draws its bar (LARMOR_PROGRESS=bar draws
     # from the start), and each method's summary has its own fields.
-    cat > fit.toml <<DECK
-[sequence]
-builder = "mese"
-echoes = 32
-[tissue]
-t2_ms = { from = 20.0, to = 400.0, count = 40, spacing = "log" }
-[data]
-file = "../good.h5"
-[estimator]
-method = "dictionary"
-[output]
-path = "maps.h5"
-DECK
+    dictionary_deck ../good.h5 > fit.toml
     LARMOR_PROGRESS=bar "$larmor" fit fit.toml --no-truth > run.log 2> bars.log || fail "$(cat run.log bars.log)"
     for phase in "dictionary" "compression (two passes)" "matching"; do
       grep -q "larmor fit: $phase \[=*\] 100% " bars.log || fail "no bar for $phase: $(cat bars.log)"

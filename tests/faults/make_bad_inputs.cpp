@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
     series.samples = 32;
     series.values.assign(std::size_t(2 * 4 * 32), 0.0f);
     for (int v = 0; v < 4; ++v) {
-      for (int s = 0; s < 32; ++s) series.values[std::size_t(2 * (s * 4 + v))] = signals[std::size_t((v * 32 + s) * 2)];
+      for (int s = 0; s < 32; ++s)
+        series.values[std::size_t(2 * (s * 4 + v))] = signals[std::size_t((v * 32 + s) * 2)];
     }
     larmor::io::write_nifti_series(dir + "/series.nii", series);
     larmor::io::write_nifti_volume(dir + "/empty_mask.nii", {2, 2, 1}, std::vector<float>(4, 0.0f));

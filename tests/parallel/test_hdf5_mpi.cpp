@@ -313,9 +313,28 @@ TEST_F(Hdf5Mpi, Hdf5FailureThrowsOnEveryRankAndPoisonsTheWriter) {
   }
   EXPECT_EQ(temp_files_left(), 0);
   EXPECT_TRUE(file_absent_on_every_rank(comm_, file));
-  // A writer that cannot even create its temporary file fails on every rank.
-  const fs::path nowhere = dir_ / "missing_directory" / "out.h5";
-  EXPECT_THROW(H5Writer(nowhere.string(), comm_), std::runtime_error);
+  // A writer whose folder cannot be made (a regular file stands in the way)
+  // fails on every rank, naming the folder.
+  const fs::path blocker = dir_ / "a_file_not_a_folder";
+  if (comm_.is_root()) std::ofstream(blocker) << "x";
+  comm_.barrier();
+  const fs::path nowhere = blocker / "out.h5";
+  try {
+    H5Writer writer(nowhere.string(), comm_);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create the folder '" + blocker.string() + "'"),
+              std::string::npos)
+        << e.what();
+  }
+  // A missing folder is made.
+  const fs::path made = dir_ / "missing_directory" / "out.h5";
+  {
+    H5Writer writer(made.string(), comm_);
+    writer.write_whole("/mask", {3}, std::vector<std::uint8_t>{1, 0, 1});
+    writer.commit();
+  }
+  EXPECT_TRUE(fs::is_regular_file(made));
 }
 
 TEST_F(Hdf5Mpi, SameDataGivesByteIdenticalFiles) {

@@ -15,13 +15,6 @@ namespace {
 
 constexpr double kLongestBlockSeconds = 86400.0;
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.precision(digits);
-  s << std::fixed << v;
-  return s.str();
-}
-
 Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source, bool& slice_given,
                             std::vector<std::string>& warnings) {
   auto numbers = [&](const char* key) {

@@ -32,13 +32,6 @@ constexpr double kSliceExtent = 2.0;
 // Hermite read-back between them is good to about 1e-7.
 constexpr int kPlayedFlipNodes = 33;
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.precision(digits);
-  s << std::fixed << v;
-  return s.str();
-}
-
 // The pulse power a bound pool reads (rad^2/s), which the ABI keeps in float.
 float single_precision_power(double power, int block, const Failure& fail) {
   if (!(power <= double(std::numeric_limits<float>::max()))) {

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,6 +15,14 @@
 #include "io/pulseq/pulseq_detail.hpp"
 
 namespace larmor::io::pulseq::detail {
+
+// A number with `digits` decimals, for the translation's messages.
+inline std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s.precision(digits);
+  s << std::fixed << v;
+  return s.str();
+}
 
 // A pulse or a kept sample on the time line.
 struct TimedInstant {
