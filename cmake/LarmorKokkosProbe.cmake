@@ -132,7 +132,7 @@ function(larmor_check_kokkos_views)
                "(kokkos pull request 8223; g++ 12.5 needs kokkos pull request 9262);\n"
                "  - Kokkos and larmor built by another compiler (g++ 13 or later, or clang);\n"
                "  - this Kokkos' source patched with ${_patch} and reinstalled "
-               "(scripts/compat-check --kokkos-patch does so for a test build);\n"
+               "(lab/compat-check --kokkos-patch does so for a test build);\n"
                "  - or no Kokkos_ROOT: scripts/setup then builds its Kokkos 3.4.01, which is not affected.")
   else()
     string(CONCAT _cause "The known cause (g++ 12, kokkos issue 8187) does not apply to ${_compiler}: check "

@@ -1,4 +1,4 @@
-// Per-phase wall times of a driver run, for scaling studies (scripts/scaling,
+// Per-phase wall times of a driver run, for scaling studies (lab/scaling,
 // docs/scaling.md). Each rank times its own phases; with `synchronise`, every
 // phase ends at a barrier and the wait there is recorded apart, so that a
 // phase's time is its work and the waits show load imbalance. `write_json`

@@ -432,11 +432,7 @@ void H5Writer::commit() {
   if (!ok)
     error = final_path_ + ": closing " + quoted(temp_path_) + " failed" + hdf5_error_detail();
   parallel::Consensus outcome = comm_.all_ok(ok, error);
-  // Fault injection (tests/faults): hold the finished temporary file for a
-  // while, so that a test can interrupt the run while it exists.
-  if (const char* pause = std::getenv("LARMOR_FAULT_PAUSE_BEFORE_RENAME_S")) {
-    ::usleep(static_cast<useconds_t>(std::clamp(std::atof(pause), 0.0, 60.0) * 1e6));
-  }
+  if (before_output_rename != nullptr) before_output_rename();  // the fault tests' seam
   // 2. Rank 0 pushes the bytes to stable storage, so the rename can never
   // expose a file whose data is still in flight, then renames (atomic).
   if (outcome.ok && comm_.is_root()) {

@@ -102,6 +102,8 @@ std::vector<std::string> remove_stale_temporaries(const std::string& final_path)
   return removed;
 }
 
+void (*before_output_rename)() = nullptr;
+
 std::string make_output_folder(const std::string& output) {
   const fs::path folder = fs::path(output).parent_path();
   std::error_code ec;

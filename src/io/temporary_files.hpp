@@ -48,4 +48,10 @@ std::string make_output_folder(const std::string& output);
 void refuse_output_over_inputs(const std::string& output, const std::vector<std::string>& inputs,
                                const std::string& what);
 
+// A seam for the fault tests, null in larmor itself: when set, every rank
+// calls it once an output's temporary file is complete, before the rename
+// that puts it in place (tests/faults/fault_seams.cpp holds the file there
+// so that a test can interrupt the run while it exists).
+extern void (*before_output_rename)();
+
 }  // namespace larmor::io

@@ -2,9 +2,11 @@
 # One fault-injection case (tests/faults/CMakeLists.txt): runs larmor the way a
 # user's mistake or an interruption would, then checks the exit status, the
 # message and that no file is left behind or overwritten.
-# Usage: fault_case.sh CASE LARMOR MPIEXEC SOURCE_DIR WORK_DIR
+# Usage: fault_case.sh CASE LARMOR MPIEXEC SOURCE_DIR WORK_DIR SEAMED
+# SEAMED is larmor_fault_seams: larmor whose finished temporary file waits
+# LARMOR_FAULT_PAUSE_BEFORE_RENAME_S seconds before its rename.
 set -u
-case_name=$1 larmor=$2 mpiexec=$3 src=$4 work=$5/$1
+case_name=$1 larmor=$2 mpiexec=$3 src=$4 work=$5/$1 seamed=$6
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 2
 grid=$src/tests/drivers/grid.toml
 fail() { echo "FAIL ($case_name): $*"; exit 1; }
@@ -55,7 +57,7 @@ case $case_name in
     ;;
   sigterm_during_write|sigint_during_write)
     sig=TERM; [ "$case_name" = sigint_during_write ] && sig=INT
-    interrupt_during_write "$sig" "$larmor" simulate "$grid" -o result.h5 --quiet
+    interrupt_during_write "$sig" "$seamed" simulate "$grid" -o result.h5 --quiet
     want=143; [ "$sig" = INT ] && want=130
     [ "$status" -eq "$want" ] || fail "exit status $status, wanted $want: $(cat run.log)"
     [ -z "$(leftovers)" ] || fail "left $(leftovers)"
@@ -66,7 +68,7 @@ case $case_name in
     # ends the others with SIGTERM, and they remove the shared temporary file.
     # The output's absolute path singles out this case's ranks among other
     # tests running at the same time.
-    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=20 "$mpiexec" -np 3 --oversubscribe "$larmor" simulate \
+    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=20 "$mpiexec" -np 3 --oversubscribe "$seamed" simulate \
       "$grid" -o "$work/result.h5" --quiet > run.log 2>&1 &
     runner=$!
     for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
@@ -267,7 +269,7 @@ DECK
   sigint_ignored_in_a_background_job)
     # A background job of a shell without job control starts with SIGINT
     # ignored (so a ^C at the terminal does not reach it), and keeps it so.
-    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=2 "$larmor" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 &
+    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=2 "$seamed" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 &
     pid=$!
     for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
     [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"
@@ -279,7 +281,7 @@ DECK
   sighup_under_nohup)
     # nohup starts the run with SIGHUP ignored, and it stays ignored: the
     # hang-up of a closed terminal does not end the run.
-    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=2 nohup "$larmor" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 &
+    LARMOR_FAULT_PAUSE_BEFORE_RENAME_S=2 nohup "$seamed" simulate "$grid" -o result.h5 --quiet > run.log 2>&1 &
     pid=$!
     for _ in $(seq 600); do [ -n "$(leftovers)" ] && break; sleep 0.1; done
     [ -n "$(leftovers)" ] || fail "no temporary file appeared: $(cat run.log)"

@@ -170,30 +170,27 @@ Covariances covariances(const Kokkos::View<const float**, Kokkos::LayoutRight, M
   return c;
 }
 
-}  // namespace
+// The training tissue: latent properties from their priors (also the
+// regression targets x, [sample][output]), nuisance from theirs, known from
+// the measured maps' density (or their priors).
+struct TrainingTissue {
+  tissue::Tissue tissue;
+  std::vector<double> x;
+};
 
-PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
-                     TrainingReport* report_out, const parallel::Communicator* comm) {
-  const kx::ScopedRegion region("larmor::perk::train");
-  const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
-  validate(spec);
-  const auto start = Clock::now();
-  TrainingReport report;
-  std::mt19937_64 rng(spec.seed);
-  const int k_all = spec.samples, n = int(spec.known.size());
-  const int latent = int(spec.latent.size()), l = latent + (spec.m0 ? 1 : 0);
-
-  // Training tissue: latent from the priors, known from the maps' density.
-  tissue::Tissue t;
+TrainingTissue draw_training_tissue(const PerkSpec& spec, int l, std::mt19937_64& rng) {
+  const int k_all = spec.samples, n = int(spec.known.size()), latent = int(spec.latent.size());
+  TrainingTissue out;
+  tissue::Tissue& t = out.tissue;
   t.voxels = k_all;
-  std::vector<double> x(std::size_t(k_all) * l);
+  out.x.resize(std::size_t(k_all) * l);
   for (int o = 0; o < latent; ++o) {
     auto& map = t[spec.latent[o].property].map;
     map.resize(std::size_t(k_all));
     for (int k = 0; k < k_all; ++k) {
       const double v = draw(spec.latent[o], rng);
       map[k] = float(v);
-      x[std::size_t(k) * l + o] = map[k];
+      out.x[std::size_t(k) * l + o] = map[k];
     }
   }
   for (const Prior& p : spec.nuisance) {
@@ -211,23 +208,33 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     }
   }
   t.validate("PERK training tissue");
+  return out;
+}
+
+// The regression inputs [sample][q] of every training sample (each rank
+// simulates a slice: signals, the level target (the noiseless mean magnitude
+// at M0 = 1, written into x's last column when spec.m0), noise from a
+// generator keyed by sample (the same values for any split), then the
+// inputs; rows of [inputs, level] gathered and broadcast). `d`: the samples
+// per signal.
+std::vector<float> training_inputs(const sequence::Description& sequence, const PerkSpec& spec,
+                                   TrainingTissue& training, int l, int& d, int& q,
+                                   const parallel::Communicator* comm) {
+  const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+  const int k_all = spec.samples, n = int(spec.known.size()), latent = int(spec.latent.size());
+  const tissue::Tissue& t = training.tissue;
   simulate::Options options;
   options.max_order = spec.max_order;
   options.progress = spec.progress;
   const simulate::Simulator sim(sequence, options);
-  const int d = sim.samples();
+  d = sim.samples();
   if (d < 1) throw std::invalid_argument("PERK training: the sequence records no samples");
-  const int q = d + n;
+  q = d + n;
   if (q > larmor::perk::max_inputs) {
     throw std::invalid_argument("PERK training: " + std::to_string(q) +
                                 " inputs exceed the kernels' limit of " +
                                 std::to_string(larmor::perk::max_inputs));
   }
-  // Each rank a slice of the samples (one rank: all): signals, the level
-  // target (the noiseless mean magnitude at M0 = 1), noise from a generator
-  // keyed by sample (the same values for any split), then the inputs; rows of
-  // [inputs, level] gathered and broadcast.
-  auto t0 = Clock::now();
   const std::int64_t per = (k_all + ranks - 1) / ranks;
   const std::int64_t begin = std::min<std::int64_t>(k_all, per * rank);
   const std::int64_t end = std::min<std::int64_t>(k_all, begin + per);
@@ -261,8 +268,81 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   std::vector<float> q_all(std::size_t(k_all) * q);
   for (int k = 0; k < k_all; ++k) {
     std::copy_n(rows.data() + std::size_t(k) * row, q, q_all.data() + std::size_t(k) * q);
-    if (spec.m0) x[std::size_t(k) * l + latent] = rows[std::size_t(k) * row + q];
+    if (spec.m0) training.x[std::size_t(k) * l + latent] = rows[std::size_t(k) * row + q];
   }
+  return q_all;
+}
+
+// The model of one grid point: its features (f, phi) and the solved
+// weights W^T [feature][output], offset so that the mean input gives the
+// mean output.
+PerkModel model_of(const PerkSpec& spec, int d, int l, const std::vector<double>& f,
+                   const std::vector<double>& phi, const Covariances& c,
+                   const std::vector<double>& wt) {
+  const int h = spec.features;
+  PerkModel m;
+  m.signals = d;
+  for (const Prior& p : spec.known) m.known.push_back(p.property);
+  for (const Prior& p : spec.latent) m.outputs.push_back(p.property);
+  if (spec.m0) m.outputs.push_back(tissue::Property::m0);
+  m.features = h;
+  m.frequencies.assign(f.begin(), f.end());
+  m.phases.assign(phi.begin(), phi.end());
+  m.weights.resize(std::size_t(l) * h);
+  m.offsets.resize(std::size_t(l));
+  const double scale = std::sqrt(2.0 / h);
+  for (int o = 0; o < l; ++o) {
+    double offset = c.mean_x[o];
+    for (int j = 0; j < h; ++j) {
+      const double w = wt[std::size_t(j) * l + o];
+      m.weights[std::size_t(o) * h + j] = float(scale * w);
+      offset -= w * c.mean_z[j];
+    }
+    m.offsets[o] = float(offset);
+  }
+  return m;
+}
+
+// A model's RMS relative error over the outputs of the holdout samples (the
+// rows of x from k_train on); infinity when not finite.
+template <class HoldoutInputs>
+double holdout_cost(const PerkModel& m, const HoldoutInputs& hold_in,
+                    const Kokkos::View<float**, Kokkos::LayoutRight, Mem>& estimates,
+                    const std::vector<double>& x, int k_train, int l) {
+  const int k_hold = int(hold_in.extent(0));
+  larmor::perk::apply(Exec(), upload<Mem>(m), hold_in, estimates, true);
+  auto est = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
+  double cost = 0.0;
+  for (int k = 0; k < k_hold; ++k) {
+    for (int o = 0; o < l; ++o) {
+      const double truth = x[std::size_t(k_train + k) * l + o];
+      const double e = (est(k, o) - truth) / truth;
+      cost += e * e;
+    }
+  }
+  cost = std::sqrt(cost / (double(k_hold) * l));
+  return std::isfinite(cost) ? cost : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
+                     TrainingReport* report_out, const parallel::Communicator* comm) {
+  const kx::ScopedRegion region("larmor::perk::train");
+  const int ranks = comm ? comm->size() : 1, rank = comm ? comm->rank() : 0;
+  validate(spec);
+  const auto start = Clock::now();
+  TrainingReport report;
+  std::mt19937_64 rng(spec.seed);
+  const int k_all = spec.samples, n = int(spec.known.size());
+  const int latent = int(spec.latent.size()), l = latent + (spec.m0 ? 1 : 0);
+
+  // Training tissue: latent from the priors, known from the maps' density.
+  TrainingTissue training = draw_training_tissue(spec, l, rng);
+  std::vector<double>& x = training.x;
+  auto t0 = Clock::now();
+  int d = 0, q = 0;
+  const std::vector<float> q_all = training_inputs(sequence, spec, training, l, d, q, comm);
   report.simulate_s = since(t0);
 
   // Split: the draws are independent, so the last samples are the holdout.
@@ -346,39 +426,8 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
         costs[std::size_t(point)] = std::numeric_limits<double>::infinity();
         continue;
       }
-      PerkModel m;
-      m.signals = d;
-      for (const Prior& p : spec.known) m.known.push_back(p.property);
-      for (const Prior& p : spec.latent) m.outputs.push_back(p.property);
-      if (spec.m0) m.outputs.push_back(tissue::Property::m0);
-      m.features = h;
-      m.frequencies.assign(f.begin(), f.end());
-      m.phases.assign(phi.begin(), phi.end());
-      m.weights.resize(std::size_t(l) * h);
-      m.offsets.resize(std::size_t(l));
-      const double scale = std::sqrt(2.0 / h);
-      for (int o = 0; o < l; ++o) {
-        double offset = c.mean_x[o];
-        for (int j = 0; j < h; ++j) {
-          const double w = wt[std::size_t(j) * l + o];
-          m.weights[std::size_t(o) * h + j] = float(scale * w);
-          offset -= w * c.mean_z[j];
-        }
-        m.offsets[o] = float(offset);
-      }
-      // Holdout cost: RMS relative error over the outputs.
-      larmor::perk::apply(Exec(), upload<Mem>(m), hold_in, estimates, true);
-      auto est = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), estimates);
-      double cost = 0.0;
-      for (int k = 0; k < k_hold; ++k) {
-        for (int o = 0; o < l; ++o) {
-          const double truth = x[std::size_t(k_train + k) * l + o];
-          const double e = (est(k, o) - truth) / truth;
-          cost += e * e;
-        }
-      }
-      cost = std::sqrt(cost / (double(k_hold) * l));
-      if (!std::isfinite(cost)) cost = std::numeric_limits<double>::infinity();
+      PerkModel m = model_of(spec, d, l, f, phi, c, wt);
+      const double cost = holdout_cost(m, hold_in, estimates, x, k_train, l);
       costs[std::size_t(point)] = cost;
       if (cost < best.holdout_cost) {
         best_point = point;
