@@ -1,12 +1,11 @@
-// larmor bench (docs/performance.md): the named workloads timed through the
-// simulator's and the estimators' public APIs. The driver registers the
-// subcommand's options (drivers/) and calls run_bench.
+// larmor-bench (docs/performance.md): the named workloads timed through the
+// simulator's and the estimators' public APIs. main.cpp registers the
+// options and calls run_bench.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 
 namespace larmor::benchmarks {
@@ -18,9 +17,9 @@ struct BenchArgs {
   int repeats = 5;
   std::string mode = "forward";  // or jvp, vjp, hvp, rebind, perk, match, pulseq
   std::string json = "larmor-bench.json";
-  std::string schedule = LARMOR_SOURCE_DIR "/inputs/mrf-schedule-1000.csv";  // for mrf
-  std::vector<std::string> terms = {"none"};  // declared terms, one run per entry
-  std::vector<std::string> seq_files;         // --mode pulseq: the files timed
+  std::string schedule = "inputs/mrf-schedule-1000.csv";  // for mrf, from the working folder
+  std::vector<std::string> terms = {"none"};              // declared terms, one run per entry
+  std::vector<std::string> seq_files;                     // --mode pulseq: the files timed
 };
 
 // Where and when a result was measured, for every mode's JSON: the host's

@@ -1,4 +1,4 @@
-// larmor bench: kernel time of the named workloads (docs/performance.md).
+// larmor-bench: kernel time of the named workloads (docs/performance.md).
 // Times the fused kernel alone (tables and tissue uploaded first, a warm-up
 // launch, then the best of --repeats), counts the useful flops from the event
 // stream, and writes the figures as JSON (atomically) and a table.
@@ -104,7 +104,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   if (args.mode == "match") return run_match_bench(args, comm);
   if (args.mode == "pulseq") return run_pulseq_bench(args, comm);
   if (comm.size() > 1 && comm.is_root()) {
-    std::fprintf(stderr, "larmor bench: timing rank 0 only; run the bench on one rank\n");
+    std::fprintf(stderr, "larmor-bench: timing rank 0 only; run the bench on one rank\n");
   }
   const int threads = simulate::backend_concurrency();
   std::vector<Result> results;
@@ -141,7 +141,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   }
   json << "  ]\n}\n";
   io::write_text_atomically(args.json, json.str());
-  std::printf("larmor bench: wrote %s\n", args.json.c_str());
+  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// larmor bench -m match: dictionary matching (src/estimators/dictionary/) of
+// larmor-bench -m match: dictionary matching (src/estimators/dictionary/) of
 // the `mrf` workload: the 1000-TR fingerprinting dictionary over T1 x T2 x B1
 // (140,000 atoms at --scale 1) simulated into device memory, its time axis
 // compressed there to the rank keeping 99.999 % of the energy, against
@@ -197,7 +197,7 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   }
   json << "\n}\n";
   io::write_text_atomically(args.json, json.str());
-  std::printf("larmor bench: wrote %s\n", args.json.c_str());
+  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// larmor bench -m perk: the `perk` workload (docs/performance.md): the PERK
+// larmor-bench -m perk: the `perk` workload (docs/performance.md): the PERK
 // estimator with 24 inputs, 256 features and 2 outputs applied to 200,000
 // voxels (scaled by --scale or --voxels), forward and adjoint kernels timed
 // separately (inputs on the device, a warm-up launch, then the best of
@@ -91,7 +91,7 @@ int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm) {
        << ",\n  \"deterministic_apply_best_s\": " << forward_det.first
        << ", \"deterministic_adjoint_best_s\": " << adjoint_det.first << "\n}\n";
   io::write_text_atomically(args.json, json.str());
-  std::printf("larmor bench: wrote %s\n", args.json.c_str());
+  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
   return 0;
 }
 

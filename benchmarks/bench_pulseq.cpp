@@ -1,4 +1,4 @@
-// larmor bench -m pulseq --seq FILE.seq ...: what a Pulseq file costs before
+// larmor-bench -m pulseq --seq FILE.seq ...: what a Pulseq file costs before
 // its run, against the run. Per file: reading it, translating it (voxel,
 // pulses, samples, spans), setting up the simulator (packing, slice-profile
 // tables, voxel weights) and the forward run of --voxels voxels (a grid of T1,
@@ -89,7 +89,7 @@ int run_pulseq_bench(const BenchArgs& args, const parallel::Communicator& comm) 
        << "\",\n  \"results\": [\n"
        << rows.str() << "\n  ]\n}\n";
   io::write_text_atomically(args.json, json.str());
-  std::printf("larmor bench: wrote %s\n", args.json.c_str());
+  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
   return 0;
 }
 

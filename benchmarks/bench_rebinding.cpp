@@ -1,4 +1,4 @@
-// larmor bench -m rebind: calls per second of turning new numbers for the mrf
+// larmor-bench -m rebind: calls per second of turning new numbers for the mrf
 // workload's train (flip fractions, RF phases, TR extensions) into packed
 // buffers, by building and packing a description afresh vs by value
 // rebinding (src/sequence/rebinding.hpp). Each call gets different values.
@@ -55,7 +55,7 @@ int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& com
   sequence::ValueBinding<sequence::MrfLayout> binding(layout);
   binding.pack(base);  // resolves the map
   if (binding.state() != decltype(binding)::State::bound) {
-    throw std::runtime_error("larmor bench: the mrf train's values could not be bound: " +
+    throw std::runtime_error("larmor-bench: the mrf train's values could not be bound: " +
                              binding.refusal());
   }
   const double rebind = calls_per_second(args.repeats, [&](int k) {
@@ -76,7 +76,7 @@ int run_rebinding_bench(const BenchArgs& args, const parallel::Communicator& com
        << ", \"repack_calls_per_s\": " << repack << ", \"rebind_calls_per_s\": " << rebind
        << ", \"speedup\": " << rebind / repack << ", \"checksum\": " << checksum << "}\n  ]\n}\n";
   io::write_text_atomically(args.json, json.str());
-  std::printf("larmor bench: wrote %s\n", args.json.c_str());
+  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
   return 0;
 }
 

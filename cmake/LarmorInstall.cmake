@@ -27,8 +27,10 @@ include(CMakePackageConfigHelpers)
 
 set(LARMOR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/larmor")
 set(LARMOR_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/larmor")
-set(LARMOR_PRIVATE_HEADER_PATTERN
+set(LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN
     "(_impl\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
+# ... and src/cli, the executables' own support, is not the library's at all.
+set(LARMOR_PRIVATE_HEADER_PATTERN "(cli/[a-z_]+\\.hpp|${LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN})")
 
 add_library(larmor::larmor ALIAS larmor_core)
 set_target_properties(larmor_core PROPERTIES EXPORT_NAME larmor)

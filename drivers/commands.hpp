@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include "app/deck.hpp"
-#include "benchmarks/bench.hpp"
 #include "larmor_config.hpp"
 #include "parallel/communicator.hpp"
 #include "tissue/tissue.hpp"
@@ -43,11 +42,6 @@ struct SimulateArgs {
 };
 void add_simulate(CLI::App& app, SimulateArgs& args);
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm);
-
-// The bench (benchmarks/bench.hpp): the driver registers its options.
-using benchmarks::BenchArgs;
-using benchmarks::run_bench;
-void add_bench(CLI::App& app, BenchArgs& args);
 
 struct DesignArgs {
   std::string deck;

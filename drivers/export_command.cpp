@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "app/deck.hpp"
-#include "cli_checks.hpp"
+#include "cli/checks.hpp"
 #include "commands.hpp"
 #include "io/pulseq/pulseq_writer.hpp"
 #include "io/temporary_files.hpp"
@@ -19,7 +19,7 @@ void add_export(CLI::App& app, ExportArgs& args) {
   cmd->add_option("--crusher-moment", args.crusher_moment_per_m,
                   "Moment of one shift along z, 1/m, declared in the file (default: the deck's "
                   "crusher_moment_per_m, else 1000; another than the deck's is refused)")
-      ->check(finite_number(0.0, false, 1e9, "cycles per metre"));
+      ->check(cli::finite_number(0.0, false, 1e9, "cycles per metre"));
 }
 
 int run_export(const ExportArgs& args, const parallel::Communicator& comm) {

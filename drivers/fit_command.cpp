@@ -15,7 +15,7 @@
 
 #include "app/fit.hpp"
 #include "app/fit_deck.hpp"
-#include "cli_checks.hpp"
+#include "cli/checks.hpp"
 #include "commands.hpp"
 #include "common/kokkos_compat.hpp"
 #include "io/temporary_files.hpp"
@@ -30,7 +30,7 @@ void add_fit(CLI::App& app, FitArgs& args) {
   cmd->add_option("-o,--output", args.output, "Maps file (overrides [output] path)");
   cmd->add_option("--truth-tolerance", args.truth_tolerance,
                   "Fail when the median relative error against truth maps in the data exceeds this")
-      ->check(finite_number(0.0, false, 1e6, "a relative error"));
+      ->check(cli::finite_number(0.0, false, 1e6, "a relative error"));
   cmd->add_option("--score", args.score,
                   "Compare only these maps with the truth (repeatable; default: every map)");
   cmd->add_flag("--no-truth", args.no_truth,

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "cli_checks.hpp"
+#include "cli/checks.hpp"
 #include "commands.hpp"
 #include "io/pulseq/pulseq_events.hpp"
 
@@ -20,7 +20,7 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
                   "Declare the crusher moment x y z (1/m)")
       ->expected(3);
   cmd->add_option("--b0", args.b0_t, "Main field (T) for ppm offsets")
-      ->check(finite_number(0.0, false, 30.0, "tesla"));
+      ->check(cli::finite_number(0.0, false, 30.0, "tesla"));
   cmd->add_flag("--every-sample", args.every_sample, "Keep every ADC sample");
   cmd->add_option("--split-pulses", args.split_pulses,
                   "Pulses played as hard pulses: long (not selective and over 1 ms, or off "
@@ -30,9 +30,9 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
                 "Slice-selective pulses as one rotation at the slice's centre");
   cmd->add_option("--longest-t2-ms", args.longest_t2_ms,
                   "The tissue's longest T2 (ms): waits it outlasts 13.8 times spoil")
-      ->check(finite_number(0.0, true, 1e7, "ms"));
+      ->check(cli::finite_number(0.0, true, 1e7, "ms"));
   cmd->add_option("--rows", args.rows, "Pulses and ADCs listed (each; then a count)")
-      ->check(whole_count(1 << 30, "rows"));
+      ->check(cli::whole_count(1 << 30, "rows"));
 }
 
 int run_inspect(const InspectArgs& args, bool root) {

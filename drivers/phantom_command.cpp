@@ -16,7 +16,7 @@
 #include <cstdio>
 
 #include "app/deck.hpp"
-#include "cli_checks.hpp"
+#include "cli/checks.hpp"
 #include "commands.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/nifti_file.hpp"
@@ -37,7 +37,7 @@ void add_phantom(CLI::App& app, PhantomArgs& args) {
   cmd->add_option("--sequence", args.sequence_deck, "Deck whose [sequence] is simulated")
       ->required();
   cmd->add_option("--noise", args.noise, "Complex noise per channel, relative to M0 = 1")
-      ->check(finite_number(0.0, true, 10.0, "noise relative to M0"));
+      ->check(cli::finite_number(0.0, true, 10.0, "noise relative to M0"));
   cmd->add_option("--seed", args.seed, "Noise seed");
   cmd->add_flag("--nifti", args.nifti,
                 "Also write NIfTI copies beside the HDF5: <stem>_signals.nii (4-D complex64), "

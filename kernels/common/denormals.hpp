@@ -4,7 +4,7 @@
 // (sin(pi) in float), so a spin-echo train reaches the denormal range within
 // a few pulses. Many x86 cores take a microcode assist for every denormal
 // operand, which makes such trains several times slower (docs/performance.md,
-// "Host kernels"; `larmor bench -w mese` on the host measures it). Values
+// "Host kernels"; `larmor-bench -w mese` on the host measures it). Values
 // below 1e-38 of M0 carry no signal; GPUs run denormals at full speed and
 // need no guard.
 #pragma once

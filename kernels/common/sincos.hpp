@@ -33,7 +33,7 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
   // from the sum's mantissa: rint and a float-to-int conversion run at a
   // quarter of the FMA rate on a GPU and sit in the chain from a pulse's
   // record to its rotation (docs/performance.md, "Device kernels":
-  // `larmor bench -w mrf` on the H200). The reduction itself stays
+  // `larmor-bench -w mrf` on the H200). The reduction itself stays
   // Cody-Waite's. Valid for |x| < 2^22 quarter turns.
   constexpr float round_magic = 12582912.0f;  // 1.5 x 2^23
   const float shifted = x * two_over_pi + round_magic;

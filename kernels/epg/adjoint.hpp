@@ -56,7 +56,7 @@ inline double reverse_state_floats(int orders, int free_pools = 1, int bound_poo
 // An interval of the whole stream keeps every state and the grouped kernel
 // then skips the replay, but storing every state puts its writes on the first
 // sweep's critical path: slower for the VJP, faster for the HVP
-// (docs/performance.md, "Reverse sweeps"; `larmor bench -m vjp|hvp`), so it
+// (docs/performance.md, "Reverse sweeps"; `larmor-bench -m vjp|hvp`), so it
 // is left to the caller.
 inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));

@@ -134,7 +134,7 @@ void simulate_reverse(const ExecSpace& exec,
   // Slice-selective pulses and samples weighted over the voxel take the
   // plain kernel: its general rotations compiled into the grouped one would
   // slow every grouped run, where every pulse is instantaneous
-  // (docs/performance.md, "Reverse sweeps"; LARMOR_REAL_PATH=off larmor bench
+  // (docs/performance.md, "Reverse sweeps"; LARMOR_REAL_PATH=off larmor-bench
   // -m vjp -w mrf).
   if (events.orders <= 64 && !options.plain_adjoint && events.slice_profiles == 0 &&
       events.sample_weight_tables == 0) {

@@ -3,7 +3,7 @@
 //
 // Stored as Dual structs (value and five tangents side by side), the host's
 // lane loops do not vectorise: g++ leaves them scalar (docs/performance.md,
-// "Host kernels"; `larmor bench -m jvp -w mrf` on one core measures the
+// "Host kernels"; `larmor-bench -m jvp -w mrf` on one core measures the
 // difference). Here each part of each order is a lane-contiguous row, part 0 the
 // value and part 1 + d the tangent along tissue direction d, so every step is
 // a loop over lanes on plain floats. The steps are those of axis_state.hpp written out

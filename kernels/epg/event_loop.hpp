@@ -171,7 +171,7 @@ struct ForwardKernel {
   // folds them into its rotation, so the loop moves no registers to shift.
   // A host ring shifts by moving two offsets, so deferring saves no work
   // there, and measured slower (docs/performance.md, "Device kernels":
-  // `larmor bench -w mese -t in_phase` on one host core).
+  // `larmor-bench -w mese -t in_phase` on one host core).
   static constexpr bool defers_shifts =
       defers_relaxation && OnAxis && !Declared && !kx::is_host_space_v<ExecSpace>;
 
@@ -227,7 +227,7 @@ struct ForwardKernel {
     // counts every order live (epg::LiveOrders::all).
     // Only the full variant loads one: compiled into the plain kernel, the
     // load changes how g++ compiles the host loops and slows every plain run
-    // (docs/performance.md, "Host kernels"; `larmor bench -w mese` on the
+    // (docs/performance.md, "Host kernels"; `larmor-bench -w mese` on the
     // host).
     if constexpr (Declared) {
       if (state_in.extent(0) > 0) state.load(state_in, lane.voxel, lane.active, events.orders);
@@ -411,7 +411,7 @@ struct ForwardKernel {
     // The store stays in both variants (the plain one never receives a
     // carried state): without it g++ compiles the plain host kernel as slowly
     // as with the load above. That is g++'s code generation, found by
-    // measuring (`larmor bench -w mese` on the host), not derived.
+    // measuring (`larmor-bench -w mese` on the host), not derived.
     if (state_out.extent(0) > 0) {
       if constexpr (defers_shifts) state.shift_times(team, exchange, pending.shifts);
       if constexpr (defers_relaxation && !OnAxis) {

@@ -109,7 +109,7 @@ Tiling<ExecSpace> choose_tiling(int voxels, int inputs, int features, bool adjoi
   if (!deterministic) {
     // Split only a launch too small to fill the device. Splitting further
     // only repeats the input reads and adds atomics (docs/performance.md,
-    // "PERK kernels": `larmor bench -m perk`).
+    // "PERK kernels": `larmor-bench -m perk`).
     const long long wanted = wanted_teams(t.team_threads);
     if (t.voxel_blocks < wanted) {
       const long long s = (wanted + t.voxel_blocks - 1) / t.voxel_blocks;

@@ -2,14 +2,16 @@
 // keys as keyword arguments (build), a Pulseq file (through the deck's
 // pulseq builder), and a pulse train's flip angles to read and replace.
 #include <cmath>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <pybind11/stl.h>
+
 #include <toml++/toml.h>
 
 #include "app/deck.hpp"
-#include "app/deck_section.hpp"
 #include "app/tissue_source.hpp"
 #include "bindings.hpp"
 #include "parallel/communicator.hpp"
@@ -77,9 +79,17 @@ sequence::Description build(const std::string& builder, const py::kwargs& keys) 
   sequence_table.insert_or_assign("builder", builder);
   toml::table root;
   root.insert_or_assign("sequence", std::move(sequence_table));
-  const app::Deck deck =
-      app::detail::read_deck_tables(root, "larmor.build(" + builder + ")", {}, false);
-  return deck.sequence;
+  std::ostringstream text;
+  text << root;
+  const std::string origin = "larmor.build(" + builder + ")";
+  try {
+    return app::read_deck_text(text.str(), origin, false).sequence;
+  } catch (const app::DeckError& e) {
+    // The deck's lines are this function's own text, not the caller's: the
+    // message keeps the key and drops the line.
+    const std::regex line_of_the_text(R"(^larmor\.build\(\w+\):\d+(:\d+)?: )");
+    throw app::DeckError(std::regex_replace(e.what(), line_of_the_text, origin + ": "));
+  }
 }
 
 std::vector<std::size_t> pulse_events(const sequence::Description& d) {

@@ -540,6 +540,16 @@ const toml::table* table_or_null(const toml::table& root, const char* name,
   return n->as_table();
 }
 
+// The TOML of a deck; a syntax error names the origin, line and column.
+toml::table parse_deck_text(const std::string& text, const std::string& origin) {
+  try {
+    return toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    throw DeckError(origin + ":" + std::to_string(e.source().begin.line) + ":" +
+                    std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+  }
+}
+
 }  // namespace
 
 toml::table detail::parse_deck_file(const std::string& path) {
@@ -551,12 +561,7 @@ toml::table detail::parse_deck_file(const std::string& path) {
   } catch (const std::exception& e) {
     throw DeckError(e.what());
   }
-  try {
-    return toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    throw DeckError(path + ":" + std::to_string(e.source().begin.line) + ":" +
-                    std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
-  }
+  return parse_deck_text(text, path);
 }
 
 std::vector<std::string> builder_names() {
@@ -567,6 +572,10 @@ Deck read_deck(const std::string& path, const std::set<std::string>& extra_secti
                bool tissue_required) {
   return detail::read_deck_tables(detail::parse_deck_file(path), path, extra_sections,
                                   tissue_required);
+}
+
+Deck read_deck_text(const std::string& text, const std::string& origin, bool tissue_required) {
+  return detail::read_deck_tables(parse_deck_text(text, origin), origin, {}, tissue_required);
 }
 
 Deck detail::read_deck_tables(const toml::table& root, const std::string& path,

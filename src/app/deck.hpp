@@ -74,6 +74,11 @@ struct Deck {
 // may leave [tissue] out.
 Deck read_deck(const std::string& path, const std::set<std::string>& extra_sections = {},
                bool tissue_required = true);
+// The same on a deck's TOML text rather than its file (the Python bindings
+// write one from keyword arguments): `origin` stands for the file's path in
+// every message.
+Deck read_deck_text(const std::string& text, const std::string& origin,
+                    bool tissue_required = true);
 
 struct DeckError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,5 +1,5 @@
 // The fused kernels prepared once and launched repeatedly, for timing them
-// apart from the uploads (larmor bench). Runs on Kokkos' default execution
+// apart from the uploads (larmor-bench). Runs on Kokkos' default execution
 // space, the one Simulator::run uses, behind a non-template interface so that
 // a caller needs neither Kokkos nor the kernel headers.
 #pragma once

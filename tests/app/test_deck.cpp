@@ -9,7 +9,7 @@
 #include "app/deck.hpp"
 #include "app/deck_fixture.hpp"
 #include "io/toml_text.hpp"
-#include "larmor_config.hpp"
+#include "test_paths.hpp"
 
 namespace larmor::app {
 namespace {
@@ -164,6 +164,34 @@ TEST_F(DeckTest, shipped_decks_parse) {
        {"default", "mese", "tse", "spgr", "mprage", "bssfp", "dess", "mrf", "events-spin-echo"}) {
     SCOPED_TRACE(name);
     EXPECT_NO_THROW(read_deck(std::string(LARMOR_SOURCE_DIR "/inputs") + "/" + name + ".toml"));
+  }
+}
+
+// A deck's text reads as its file does (the Python bindings' path), and a
+// complaint names the origin given in place of the file.
+TEST_F(DeckTest, text_reads_as_its_file_does) {
+  const std::string path = std::string(LARMOR_SOURCE_DIR "/inputs") + "/mese.toml";
+  const Deck from_file = read_deck(path);
+  const Deck from_text = read_deck_text(io::read_toml_text(path), "mese-text");
+  ASSERT_EQ(from_text.sequence.events.size(), from_file.sequence.events.size());
+  for (std::size_t i = 0; i < from_file.sequence.events.size(); ++i) {
+    EXPECT_EQ(from_text.sequence.events[i].kind, from_file.sequence.events[i].kind);
+    EXPECT_EQ(from_text.sequence.events[i].flip_rad, from_file.sequence.events[i].flip_rad);
+    EXPECT_EQ(from_text.sequence.events[i].duration_s, from_file.sequence.events[i].duration_s);
+  }
+  EXPECT_EQ(from_text.tissue.values.size(), from_file.tissue.values.size());
+  try {
+    read_deck_text("[sequence]\nbuilder = \"mese\"\nechoes = -3\n", "larmor.build(mese)", false);
+    FAIL() << "a negative echo count was read";
+  } catch (const DeckError& e) {
+    EXPECT_NE(std::string(e.what()).find("larmor.build(mese)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("echoes"), std::string::npos) << e.what();
+  }
+  try {
+    read_deck_text("[sequence\n", "broken-text");
+    FAIL() << "a syntax error was read";
+  } catch (const DeckError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("broken-text:1:", 0), 0u) << e.what();
   }
 }
 

@@ -13,7 +13,6 @@
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
 #include "io/pulseq/pulseq_writer.hpp"
-#include "larmor_config.hpp"
 #include "sequence/canonical.hpp"
 #include "sequence/same_events.hpp"
 

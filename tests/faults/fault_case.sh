@@ -116,7 +116,8 @@ case $case_name in
     ! grep -q "OMP_PROC_BIND" run.log || fail "every run warns about OMP_PROC_BIND"
     ;;
   bad_numbers_on_the_command_line)
-    for args in "bench -n 0" "bench -n -5" "bench --scale nan" "phantom -o x.h5 --sequence $grid --noise 1e999" \
+    for args in "inspect $src/inputs/mese.seq --rows 0" "inspect $src/inputs/mese.seq --rows -5" \
+                "inspect $src/inputs/mese.seq --b0 nan" "phantom -o x.h5 --sequence $grid --noise 1e999" \
                 "fit $grid --truth-tolerance -1" "export $grid -o x.seq --crusher-moment inf"; do
       "$larmor" $args > run.log 2>&1 && fail "accepted: $args"
       grep -qE "must be|not a finite number" run.log || fail "$args: $(cat run.log)"
@@ -301,7 +302,8 @@ DECK
     grep -q "Exit status: 0 done, 1 refused input or failed run, 2 usage error, 128+N signal N" \
       <("$larmor" --help) || fail "--help does not list the exit statuses"
     for args in "simulate" "simulate $grid --no-such-option" "simulate $grid extra.toml" \
-                "simulate $grid --max-order x" "bench -n 0" "inspect no-such.seq" "frobnicate"; do
+                "simulate $grid --max-order x" "inspect $src/inputs/mese.seq --rows 0" \
+                "inspect no-such.seq" "frobnicate" "bench -n 5"; do
       "$larmor" $args > run.log 2>&1; status=$?
       [ "$status" -eq 2 ] || fail "'$args': exit status $status, wanted 2: $(cat run.log)"
       [ -s run.log ] || fail "'$args': no message"

@@ -26,13 +26,19 @@ file(RENAME "${WORK_DIR}/installed" "${prefix}")
 if(NOT EXISTS "${prefix}/bin/larmor" OR NOT EXISTS "${prefix}/lib/cmake/larmor/larmorConfig.cmake")
   message(FATAL_ERROR "the install tree lacks bin/larmor or lib/cmake/larmor/larmorConfig.cmake")
 endif()
-# The installed tree must not point back into the build folder or larmor's
-# own sources (a dependency's prefix may lie anywhere, the source tree too).
-file(GLOB_RECURSE config_files "${prefix}/lib/cmake/larmor/*.cmake")
+# The lab's executable and the executables' own support stay out.
+file(GLOB_RECURSE lab_files "${prefix}/bin/larmor-bench*" "${prefix}/include/larmor/cli/*")
+if(lab_files)
+  message(FATAL_ERROR "the install tree holds what is not the product's: ${lab_files}")
+endif()
+# The installed package files and headers must not point back into the build
+# folder or larmor's own sources (a dependency's prefix may lie anywhere, the
+# source tree too).
+file(GLOB_RECURSE config_files "${prefix}/lib/cmake/larmor/*.cmake" "${prefix}/include/larmor/*.hpp")
 get_filename_component(source_dir "${CONSUMER_DIR}/../.." ABSOLUTE)
 foreach(f IN LISTS config_files)
   file(READ "${f}" text)
-  foreach(tree "${BUILD_DIR}/" "${source_dir}/src" "${source_dir}/kernels" "${WORK_DIR}/installed"
+  foreach(tree "${BUILD_DIR}/" "${source_dir}/" "\"${source_dir}\"" "${WORK_DIR}/installed"
           "${kokkos_prefix}")
     string(FIND "${text}" "${tree}" at)
     if(NOT at EQUAL -1)

@@ -16,7 +16,7 @@
 
 #include "app/deck.hpp"
 #include "io/mrd/mrd.hpp"
-#include "larmor_config.hpp"
+#include "test_paths.hpp"
 
 namespace larmor::io::mrd {
 namespace {

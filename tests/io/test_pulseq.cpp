@@ -9,7 +9,7 @@
 
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
-#include "larmor_config.hpp"
+#include "test_paths.hpp"
 
 namespace larmor::io::pulseq {
 namespace {

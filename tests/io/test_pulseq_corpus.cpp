@@ -28,9 +28,9 @@
 #include <vector>
 
 #include "io/pulseq/pulseq_events.hpp"
-#include "larmor_config.hpp"
 #include "reference/pulseq_bloch.hpp"
 #include "simulate/simulator.hpp"
+#include "test_paths.hpp"
 
 namespace larmor::io::pulseq {
 namespace {

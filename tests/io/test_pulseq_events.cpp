@@ -15,10 +15,10 @@
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
 #include "io/pulseq/pulseq_writer.hpp"
-#include "larmor_config.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/canonical.hpp"
 #include "sequence/operators.hpp"
+#include "test_paths.hpp"
 
 namespace larmor::io::pulseq {
 namespace {

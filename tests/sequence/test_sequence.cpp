@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "larmor_config.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
 #include "sequence/packing.hpp"
 #include "simulate/simulator.hpp"
+#include "test_paths.hpp"
 
 namespace larmor::sequence {
 namespace {

@@ -1,6 +1,6 @@
 // A trained PERK model and a batch of voxels' inputs held on Kokkos' default
 // execution space, so that the fused kernels (kernels/perk/) can be launched
-// repeatedly and timed apart from the uploads (larmor bench -m perk). A
+// repeatedly and timed apart from the uploads (larmor-bench -m perk). A
 // non-template interface: callers need neither Kokkos nor the kernel headers.
 #pragma once
 

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace larmor::drivers {
+namespace larmor::cli {
 
 namespace detail {
 inline bool read_number(const std::string& text, double& value) {
@@ -74,4 +74,4 @@ inline std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-}  // namespace larmor::drivers
+}  // namespace larmor::cli
