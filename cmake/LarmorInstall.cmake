@@ -28,12 +28,16 @@ include(CMakePackageConfigHelpers)
 set(LARMOR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/larmor")
 set(LARMOR_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/larmor")
 set(LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN
-    "(_impl\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
-# ... and src/cli, the executables' own support, is not the library's at all.
-set(LARMOR_PRIVATE_HEADER_PATTERN "(cli/[a-z_]+\\.hpp|${LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN})")
+    "(_impl\\.hpp|epg/impl/[a-z_]+\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
+# ... and what the executables alone link (src/cli; the bench's timed
+# launches) is not the library's at all.
+set(LARMOR_PRIVATE_HEADER_PATTERN
+    "(cli/[a-z_]+\\.hpp|simulate/kernel_timing\\.hpp|${LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN})")
 
-add_library(larmor::larmor ALIAS larmor_core)
-set_target_properties(larmor_core PROPERTIES EXPORT_NAME larmor)
+add_library(larmor::larmor ALIAS larmor_library)
+set_target_properties(larmor_library PROPERTIES EXPORT_NAME larmor)
+set_target_properties(larmor_core PROPERTIES EXPORT_NAME core)
+set_target_properties(larmor_other_backends PROPERTIES EXPORT_NAME other_backends)
 set_target_properties(larmor_kernels PROPERTIES EXPORT_NAME kernels)
 
 # The third-party usage larmor_core carries (cmake/LarmorDependencies.cmake)
@@ -63,7 +67,7 @@ if(LARMOR_INSTALL_KOKKOS)
 endif()
 
 install(TARGETS larmor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS larmor_core larmor_kernels ${_larmor_dependency_targets}
+install(TARGETS larmor_library larmor_core larmor_other_backends larmor_kernels ${_larmor_dependency_targets}
         EXPORT larmorTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${LARMOR_INSTALL_INCLUDEDIR} ${CMAKE_INSTALL_INCLUDEDIR})

@@ -11,16 +11,21 @@ set(LARMOR_INSTANCE_BACKENDS Cuda OpenMP Serial)
 set(LARMOR_INSTANCE_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/instance.cpp.in)
 set(LARMOR_BACKEND_TEST_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/backend_test.cpp.in)
 
-# larmor_instantiate(<target> HEADER <header> MACROS <macro>...)
+# larmor_instantiate(<target> HEADER <header> MACROS <macro>...
+#                    [OTHER_BACKENDS <other target>])
 # Adds to <target> one unit per backend and macro that includes <header>
 # and expands <macro>(Kokkos::<Backend>), for each enabled backend.
-# Macros are listed slowest first, for the reason above.
+# Macros are listed slowest first, for the reason above. With OTHER_BACKENDS
+# only the default backend's units (the first enabled, as Kokkos chooses its
+# default execution space) go to <target> and the rest to <other target>, so
+# that an executable running on the default backend compiles no other.
 function(larmor_instantiate target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HEADER" "MACROS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HEADER;OTHER_BACKENDS" "MACROS")
   if(NOT arg_HEADER OR NOT arg_MACROS)
     message(FATAL_ERROR "larmor_instantiate(${target}): HEADER and MACROS are required")
   endif()
   set(header ${arg_HEADER})
+  set(into ${target})
   foreach(backend IN LISTS LARMOR_INSTANCE_BACKENDS)
     string(TOUPPER ${backend} BACKEND)
     # A disabled backend's unit would compile to nothing, but only after
@@ -34,8 +39,11 @@ function(larmor_instantiate target)
       string(TOLOWER "${entry}_${backend}" stem)
       set(unit ${CMAKE_CURRENT_BINARY_DIR}/instances/${target}/${stem}.cpp)
       configure_file(${LARMOR_INSTANCE_TEMPLATE} ${unit} @ONLY)
-      target_sources(${target} PRIVATE ${unit})
+      target_sources(${into} PRIVATE ${unit})
     endforeach()
+    if(arg_OTHER_BACKENDS)
+      set(into ${arg_OTHER_BACKENDS})
+    endif()
   endforeach()
 endfunction()
 

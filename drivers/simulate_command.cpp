@@ -122,6 +122,63 @@ void add_simulate(CLI::App& app, SimulateArgs& args) {
                   "Write per-phase times of every rank (JSON; phases end at barriers)");
 }
 
+namespace {
+
+// The transverse samples of every voxel apart from the turned samples beside
+// them, whose negated imaginary parts are each sample's mean Mz (into `mz`).
+std::vector<float> split_longitudinal(const std::vector<float>& signals,
+                                      const sequence::LongitudinalSamples& longitudinal,
+                                      std::int64_t voxels, int samples, std::vector<float>& mz) {
+  const std::size_t all = std::size_t(samples), kept = longitudinal.transverse.size();
+  std::vector<float> transverse(std::size_t(voxels) * kept * 2);
+  mz.resize(std::size_t(voxels) * kept);
+  for (std::size_t v = 0; v < std::size_t(voxels); ++v) {
+    for (std::size_t n = 0; n < kept; ++n) {
+      const float* from = &signals[(v * all + std::size_t(longitudinal.transverse[n])) * 2];
+      transverse[(v * kept + n) * 2] = from[0];
+      transverse[(v * kept + n) * 2 + 1] = from[1];
+      mz[v * kept + n] = -signals[(v * all + std::size_t(longitudinal.longitudinal[n])) * 2 + 1];
+    }
+  }
+  return transverse;
+}
+
+// The settling report of a steady-state run: how many periods the voxels
+// needed (the periods simulated become every rank's largest).
+void report_settling(simulate::SteadyStateReport& steady, const app::Deck& deck,
+                     const parallel::Communicator& comm, bool talk) {
+  std::int64_t worst = 0, unsettled = steady.unconverged;
+  for (auto n : steady.repetitions) worst = std::max(worst, std::int64_t(n));
+  worst = comm.all_reduce_max(worst);
+  unsettled = comm.all_reduce_sum(unsettled);
+  steady.periods = int(comm.all_reduce_max(std::int64_t(steady.periods)));
+  if (talk) {
+    std::printf(
+        "larmor simulate: steady state within %g after at most %lld periods; %lld voxel(s) "
+        "not settled within %d\n",
+        deck.steady.tolerance, static_cast<long long>(worst), static_cast<long long>(unsettled),
+        deck.steady.max_repetitions);
+  }
+}
+
+// A result that is zero at every sample of every voxel says nothing: say so
+// (a file that measures Mz has it in /mz).
+void warn_if_all_zero(const std::vector<float>& signals, bool longitudinal,
+                      const parallel::Communicator& comm) {
+  double largest = 0.0;
+  for (float x : signals) largest = std::max(largest, double(std::fabs(x)));
+  if (comm.all_reduce_max(largest) == 0.0 && comm.is_root()) {
+    std::fprintf(stderr,
+                 "larmor simulate: warning: every sample of every voxel is zero: no transverse "
+                 "magnetisation reaches a sample (%s)\n",
+                 longitudinal ? "the longitudinal magnetisation is in /mz"
+                              : "[output] longitudinal = true writes the longitudinal "
+                                "magnetisation as /mz");
+  }
+}
+
+}  // namespace
+
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -194,51 +251,19 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   if (deck.steady_state) {
     info.steady_repetitions = &settled;
     info.steady_tolerance = deck.steady.tolerance;
-    // The settling report: how many periods the voxels needed.
-    std::int64_t worst = 0, unsettled = steady.unconverged;
-    for (auto n : settled) worst = std::max(worst, n);
-    worst = comm.all_reduce_max(worst);
-    unsettled = comm.all_reduce_sum(unsettled);
-    steady.periods = int(comm.all_reduce_max(std::int64_t(steady.periods)));
-    if (talk) {
-      std::printf(
-          "larmor simulate: steady state within %g after at most %lld periods; %lld voxel(s) "
-          "not settled within %d\n",
-          deck.steady.tolerance, static_cast<long long>(worst), static_cast<long long>(unsettled),
-          deck.steady.max_repetitions);
-    }
+    report_settling(steady, deck, comm, talk);
   }
   std::vector<float> mz;
   if (deck.longitudinal) {
     // The transverse samples to /signals, minus the turned samples'
     // imaginary parts to /mz.
-    const std::size_t all = std::size_t(simulator.samples()), kept = longitudinal.transverse.size();
-    std::vector<float> transverse(std::size_t(voxels.tissue.voxels) * kept * 2);
-    mz.resize(std::size_t(voxels.tissue.voxels) * kept);
-    for (std::size_t v = 0; v < std::size_t(voxels.tissue.voxels); ++v) {
-      for (std::size_t n = 0; n < kept; ++n) {
-        const float* from = &signals[(v * all + std::size_t(longitudinal.transverse[n])) * 2];
-        transverse[(v * kept + n) * 2] = from[0];
-        transverse[(v * kept + n) * 2 + 1] = from[1];
-        mz[v * kept + n] = -signals[(v * all + std::size_t(longitudinal.longitudinal[n])) * 2 + 1];
-      }
-    }
+    std::vector<float> transverse =
+        split_longitudinal(signals, longitudinal, voxels.tissue.voxels, simulator.samples(), mz);
     signals.swap(transverse);
     info.samples = &longitudinal.transverse;
     info.local_mz = &mz;
   }
-  // A result that is zero at every sample of every voxel says nothing: say
-  // so (a file that measures Mz has it in /mz).
-  double largest = 0.0;
-  for (float x : signals) largest = std::max(largest, double(std::fabs(x)));
-  if (comm.all_reduce_max(largest) == 0.0 && comm.is_root()) {
-    std::fprintf(stderr,
-                 "larmor simulate: warning: every sample of every voxel is zero: no transverse "
-                 "magnetisation reaches a sample (%s)\n",
-                 deck.longitudinal ? "the longitudinal magnetisation is in /mz"
-                                   : "[output] longitudinal = true writes the longitudinal "
-                                     "magnetisation as /mz");
-  }
+  warn_if_all_zero(signals, deck.longitudinal, comm);
   PhaseLine writing("larmor simulate", "writing " + deck.output_path,
                     double(voxels.total) * simulator.samples() * 2 * sizeof(float), talk);
   app::write_signal_file(deck.output_path, comm, simulator, voxels, signals, info);

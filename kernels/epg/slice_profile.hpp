@@ -12,7 +12,7 @@
 
 #include "common/dual.hpp"
 #include "common/kokkos_compat.hpp"
-#include "epg/operators.hpp"
+#include "epg/impl/operators.hpp"
 
 namespace larmor::epg {
 

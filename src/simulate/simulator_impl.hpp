@@ -96,7 +96,7 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   tissue.validate("forward-mode tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
   ExecSpace exec;
-  // On the axis the df tangent is carried off it (kernels/epg/axis_state.hpp).
+  // On the axis the df tangent is carried off it (kernels/epg/impl/axis_state.hpp).
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
   auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),

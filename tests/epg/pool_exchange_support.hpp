@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "epg/pool_exchange.hpp"
+#include "epg/impl/pool_exchange.hpp"
 
 namespace larmor::test {
 

@@ -9,8 +9,8 @@
 #include <random>
 
 #include "common/dual.hpp"
-#include "epg/operators.hpp"
-#include "epg/pool_exchange.hpp"
+#include "epg/impl/operators.hpp"
+#include "epg/impl/pool_exchange.hpp"
 #include "simulate/closed_form.hpp"
 
 namespace larmor::epg {

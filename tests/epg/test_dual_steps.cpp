@@ -1,4 +1,4 @@
-// The forward-mode steps taken by parts (kernels/epg/dual_steps.hpp and the
+// The forward-mode steps taken by parts (kernels/epg/impl/dual_steps.hpp and the
 // host's PartRingStateBlock, each part in a row of its own) against
 // the same steps taken with dual numbers in double: the operators of
 // operators.hpp applied order by order at Dual<double, 5>. Coefficients that
@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "common/dual.hpp"
-#include "epg/operators.hpp"
-#include "epg/part_ring_state.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/operators.hpp"
+#include "epg/impl/part_ring_state.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
 namespace {

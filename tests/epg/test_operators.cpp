@@ -1,4 +1,4 @@
-// The per-order operator bodies of kernels/epg/operators.hpp, instantiated at
+// The per-order operator bodies of kernels/epg/impl/operators.hpp, instantiated at
 // double on the host, against the reference's explicit matrices and against
 // closed forms; and the one-reduction sincos against the C library.
 #include <gtest/gtest.h>
@@ -7,8 +7,8 @@
 #include <complex>
 #include <random>
 
-#include "epg/adjoint_impl.hpp"
-#include "epg/operators.hpp"
+#include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/operators.hpp"
 #include "reference/epg_reference.hpp"
 
 namespace larmor::epg {

@@ -1,4 +1,4 @@
-// The real-subspace path on one backend (kernels/epg/axis_state.hpp): trains
+// The real-subspace path on one backend (kernels/epg/impl/axis_state.hpp): trains
 // whose states stay on one axis run on the on-axis states when the simulator
 // takes the path, and give the complex double-precision reference's samples to
 // float round-off; LARMOR_REAL_PATH routes them through either kernel, and the

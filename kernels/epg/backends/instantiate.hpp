@@ -5,8 +5,8 @@
 // by that backend's compiler and a build compiles the four in parallel.
 #pragma once
 
-#include "epg/adjoint_dispatch.hpp"
-#include "epg/forward_impl.hpp"
+#include "epg/impl/adjoint_dispatch.hpp"
+#include "epg/impl/forward_impl.hpp"
 
 #define LARMOR_EPG_INSTANTIATE_FORWARD(EXEC)                                               \
   namespace larmor::epg {                                                                  \

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "common/kokkos_compat.hpp"
 #include "epg/tissue_views.hpp"
@@ -35,53 +37,98 @@ struct VoxelState {
   Kokkos::View<int*, Kokkos::HostSpace> steps, done;
 };
 
-}  // namespace
+// The estimated parameters in the order of the fit: M0, then the spec's.
+struct Parameters {
+  int count = 0;
+  std::vector<int> direction;  // epg::tissue_direction of each
+  std::vector<double> low, high;
+  std::vector<char> log_scale;  // start at the geometric mean of the bounds
+};
 
-NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
-                    const std::vector<float>& measured, const NllsSpec& spec) {
-  const kx::ScopedRegion region("larmor::nlls::fit");
-  const int p_count = 1 + int(spec.estimate.size());
-  if (p_count > kMaxParameters) throw std::invalid_argument("NLLS: too many parameters");
-  std::vector<int> dirs = {epg::tissue_direction::m0};
-  std::vector<double> low = {0.0}, high = {INFINITY};
-  std::vector<char> log_scale = {0};
-  for (const perk::Prior& p : spec.estimate) {
-    const std::string name = tissue::deck_name(p.property);
-    if (p.property == tissue::Property::m0) {
+Parameters parameters_of(const NllsSpec& spec) {
+  Parameters p{1 + int(spec.estimate.size()), {epg::tissue_direction::m0}, {0.0}, {INFINITY}, {0}};
+  if (p.count > kMaxParameters) throw std::invalid_argument("NLLS: too many parameters");
+  for (const perk::Prior& prior : spec.estimate) {
+    const std::string name = tissue::deck_name(prior.property);
+    if (prior.property == tissue::Property::m0) {
       throw std::invalid_argument("NLLS: m0 is always estimated; do not list it");
     }
-    for (int d : dirs) {
-      if (d == direction_of(p.property)) throw std::invalid_argument("NLLS: " + name + " twice");
+    for (int d : p.direction) {
+      if (d == direction_of(prior.property))
+        throw std::invalid_argument("NLLS: " + name + " twice");
     }
-    if (!(p.low < p.high) || !std::isfinite(p.low) || !std::isfinite(p.high)) {
+    if (!(prior.low < prior.high) || !std::isfinite(prior.low) || !std::isfinite(prior.high)) {
       throw std::invalid_argument("NLLS: " + name + " needs finite bounds with low < high");
     }
-    dirs.push_back(direction_of(p.property));
-    low.push_back(p.low);
-    high.push_back(p.high);
-    log_scale.push_back(p.log_uniform && p.low > 0.0);
+    p.direction.push_back(direction_of(prior.property));
+    p.low.push_back(prior.low);
+    p.high.push_back(prior.high);
+    p.log_scale.push_back(prior.log_uniform && prior.low > 0.0);
   }
-  const std::int64_t n = t.voxels;
-  const int d = sim.samples();
-  if (std::int64_t(measured.size()) != n * d * 2) {
-    throw std::invalid_argument("NLLS: the measured signals do not match the voxels and samples");
-  }
-  VoxelState s{Kokkos::View<float**, Kokkos::HostSpace>("theta", n, p_count),
-               Kokkos::View<float**, Kokkos::HostSpace>("accepted", n, p_count),
-               Kokkos::View<double***, Kokkos::HostSpace>("jtj", n, p_count, p_count),
-               Kokkos::View<double**, Kokkos::HostSpace>("jtr", n, p_count),
+  return p;
+}
+
+// Every voxel at the start: M0 1 (set from the first evaluation), each other
+// parameter in the middle of its bounds, no cost yet.
+VoxelState starting_state(std::int64_t n, const Parameters& p) {
+  VoxelState s{Kokkos::View<float**, Kokkos::HostSpace>("theta", n, p.count),
+               Kokkos::View<float**, Kokkos::HostSpace>("accepted", n, p.count),
+               Kokkos::View<double***, Kokkos::HostSpace>("jtj", n, p.count, p.count),
+               Kokkos::View<double**, Kokkos::HostSpace>("jtr", n, p.count),
                Kokkos::View<double*, Kokkos::HostSpace>("cost", n),
                Kokkos::View<double*, Kokkos::HostSpace>("damping", n),
                Kokkos::View<int*, Kokkos::HostSpace>("steps", n),
                Kokkos::View<int*, Kokkos::HostSpace>("done", n)};
   for (std::int64_t v = 0; v < n; ++v) {
-    s.theta(v, 0) = 1.0f;  // M0 is set from the first evaluation
-    for (int j = 1; j < p_count; ++j) {
-      s.theta(v, j) = float(log_scale[j] ? std::sqrt(low[j] * high[j]) : 0.5 * (low[j] + high[j]));
+    s.theta(v, 0) = 1.0f;
+    for (int j = 1; j < p.count; ++j) {
+      s.theta(v, j) =
+          float(p.log_scale[j] ? std::sqrt(p.low[j] * p.high[j]) : 0.5 * (p.low[j] + p.high[j]));
     }
     s.cost(v) = INFINITY;
     s.damping(v) = 1e-3;
   }
+  return s;
+}
+
+// Solves the damped normal equations (JtJ + mu diag JtJ) dx = Jtr of `count`
+// parameters in place (an inline Cholesky); false when the system is not
+// positive definite.
+bool solve_damped(double (&a)[kMaxParameters][kMaxParameters], double (&x)[kMaxParameters],
+                  int count) {
+  for (int j = 0; j < count; ++j) {
+    for (int k = 0; k < j; ++k) a[j][j] -= a[j][k] * a[j][k];
+    if (!(a[j][j] > 0.0)) return false;
+    a[j][j] = std::sqrt(a[j][j]);
+    for (int i = j + 1; i < count; ++i) {
+      for (int k = 0; k < j; ++k) a[i][j] -= a[i][k] * a[j][k];
+      a[i][j] /= a[j][j];
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    for (int k = 0; k < i; ++k) x[i] -= a[i][k] * x[k];
+    x[i] /= a[i][i];
+  }
+  for (int i = count - 1; i >= 0; --i) {
+    for (int k = i + 1; k < count; ++k) x[i] -= a[k][i] * x[k];
+    x[i] /= a[i][i];
+  }
+  return true;
+}
+
+}  // namespace
+
+NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
+                    const std::vector<float>& measured, const NllsSpec& spec) {
+  const kx::ScopedRegion region("larmor::nlls::fit");
+  const Parameters parameters = parameters_of(spec);
+  const int p_count = parameters.count;
+  const std::int64_t n = t.voxels;
+  const int d = sim.samples();
+  if (std::int64_t(measured.size()) != n * d * 2) {
+    throw std::invalid_argument("NLLS: the measured signals do not match the voxels and samples");
+  }
+  VoxelState s = starting_state(n, parameters);
   std::vector<float> signals(std::size_t(n) * d * 2);
   std::vector<float> tangents(std::size_t(n) * epg::tissue_direction::count * d * 2);
   for (int it = 0; it <= spec.iterations; ++it) {
@@ -97,10 +144,11 @@ NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
     const float* sig = signals.data();
     const float* tan = tangents.data();
     const float* y = measured.data();
-    const auto dir_view = std::vector<int>(dirs);
     int dir_of[kMaxParameters] = {0};
     double lo[kMaxParameters] = {0}, hi[kMaxParameters] = {0};
-    for (int j = 0; j < p_count; ++j) dir_of[j] = dirs[j], lo[j] = low[j], hi[j] = high[j];
+    for (int j = 0; j < p_count; ++j) {
+      dir_of[j] = parameters.direction[j], lo[j] = parameters.low[j], hi[j] = parameters.high[j];
+    }
     const double tol = spec.step_tolerance;
     // One kernel: residuals, normal equations, acceptance and the next step
     // of every voxel (an inline Cholesky of the P x P damped system).
@@ -159,25 +207,9 @@ NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
             a[i][i] += s.damping(v) * (s.jtj(v, i, i) > 0.0 ? s.jtj(v, i, i) : 1e-30);
             x[i] = s.jtr(v, i);
           }
-          for (int j = 0; j < p_count; ++j) {  // Cholesky, in place
-            for (int k = 0; k < j; ++k) a[j][j] -= a[j][k] * a[j][k];
-            if (!(a[j][j] > 0.0)) {
-              s.done(v) = 1;
-              return;
-            }
-            a[j][j] = std::sqrt(a[j][j]);
-            for (int i = j + 1; i < p_count; ++i) {
-              for (int k = 0; k < j; ++k) a[i][j] -= a[i][k] * a[j][k];
-              a[i][j] /= a[j][j];
-            }
-          }
-          for (int i = 0; i < p_count; ++i) {
-            for (int k = 0; k < i; ++k) x[i] -= a[i][k] * x[k];
-            x[i] /= a[i][i];
-          }
-          for (int i = p_count - 1; i >= 0; --i) {
-            for (int k = i + 1; k < p_count; ++k) x[i] -= a[k][i] * x[k];
-            x[i] /= a[i][i];
+          if (!solve_damped(a, x, p_count)) {
+            s.done(v) = 1;
+            return;
           }
           bool small = true;
           for (int j = 0; j < p_count; ++j) {
@@ -188,7 +220,6 @@ NllsResult fit_nlls(const simulate::Simulator& sim, tissue::Tissue t,
           }
           if (small && s.steps(v) > 0) s.done(v) = 1;
         });
-    (void)dir_view;
   }
   NllsResult out;
   out.parameters = p_count;

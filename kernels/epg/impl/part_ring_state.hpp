@@ -18,12 +18,12 @@
 
 #include "common/dual.hpp"
 #include "common/kokkos_compat.hpp"
-#include "epg/dual_steps.hpp"
-#include "epg/operators.hpp"
-#include "epg/ring_state.hpp"
+#include "epg/impl/dual_steps.hpp"
+#include "epg/impl/operators.hpp"
+#include "epg/impl/ring_state.hpp"
 #include "epg/slice_profile.hpp"
-#include "epg/state_block.hpp"
-#include "epg/transport.hpp"
+#include "epg/impl/state_block.hpp"
+#include "epg/impl/transport.hpp"
 
 namespace larmor::epg {
 

@@ -8,8 +8,8 @@
 
 #include <type_traits>
 
-#include "epg/event_loop.hpp"
-#include "epg/operators.hpp"
+#include "epg/impl/event_loop.hpp"
+#include "epg/impl/operators.hpp"
 #include "epg/slice_profile.hpp"
 
 namespace larmor::epg::adjoint_detail {

@@ -6,9 +6,9 @@
 
 #include "common/kokkos_compat.hpp"
 #include "common/sincos.hpp"
-#include "epg/operators.hpp"
+#include "epg/impl/operators.hpp"
 #include "epg/slice_profile.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
 

@@ -12,8 +12,8 @@
 #pragma once
 
 #include "common/kokkos_compat.hpp"
-#include "epg/operators.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/operators.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
 

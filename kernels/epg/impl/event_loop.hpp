@@ -9,15 +9,15 @@
 
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
-#include "epg/axis_dual_state.hpp"
-#include "epg/axis_state.hpp"
+#include "epg/impl/axis_dual_state.hpp"
+#include "epg/impl/axis_state.hpp"
 #include "epg/event_table.hpp"
-#include "epg/operators.hpp"
-#include "epg/part_ring_state.hpp"
-#include "epg/ring_state.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/operators.hpp"
+#include "epg/impl/part_ring_state.hpp"
+#include "epg/impl/ring_state.hpp"
+#include "epg/impl/state_block.hpp"
 #include "epg/tissue_views.hpp"
-#include "epg/transport.hpp"
+#include "epg/impl/transport.hpp"
 
 namespace larmor::epg {
 

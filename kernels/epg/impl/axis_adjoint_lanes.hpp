@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "epg/adjoint_impl.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
 

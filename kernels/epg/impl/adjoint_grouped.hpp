@@ -26,9 +26,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "epg/adjoint_block_moves.hpp"
-#include "epg/adjoint_impl.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/adjoint_block_moves.hpp"
+#include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
 

@@ -14,7 +14,7 @@
 
 #include "common/dual.hpp"
 #include "common/kokkos_compat.hpp"
-#include "epg/axis_state.hpp"
+#include "epg/impl/axis_state.hpp"
 
 namespace larmor::epg {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <type_traits>
 
-#include "epg/event_loop.hpp"
+#include "epg/impl/event_loop.hpp"
 #include "epg/forward.hpp"
-#include "epg/pooled_impl.hpp"
+#include "epg/impl/pooled_impl.hpp"
 
 namespace larmor::epg {
 

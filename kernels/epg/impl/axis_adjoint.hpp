@@ -31,10 +31,10 @@
 #include <cstddef>
 #include <cstring>
 
-#include "epg/adjoint_block_moves.hpp"
-#include "epg/adjoint_impl.hpp"
-#include "epg/axis_adjoint_lanes.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/adjoint_block_moves.hpp"
+#include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/axis_adjoint_lanes.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
 

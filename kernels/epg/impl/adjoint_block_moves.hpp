@@ -11,7 +11,7 @@
 
 #include "common/dual.hpp"
 #include "common/kokkos_compat.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/state_block.hpp"
 
 namespace larmor::epg::adjoint_detail {
 

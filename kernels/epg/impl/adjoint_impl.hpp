@@ -28,8 +28,8 @@
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
 #include "epg/adjoint.hpp"
-#include "epg/adjoint_pulse.hpp"
-#include "epg/event_loop.hpp"
+#include "epg/impl/adjoint_pulse.hpp"
+#include "epg/impl/event_loop.hpp"
 
 namespace larmor::epg {
 

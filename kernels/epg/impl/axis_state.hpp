@@ -28,12 +28,12 @@
 #include <type_traits>
 
 #include "common/kokkos_compat.hpp"
-#include "epg/operators.hpp"
-#include "epg/pending_interval.hpp"
-#include "epg/ring_state.hpp"
-#include "epg/state_block.hpp"
+#include "epg/impl/operators.hpp"
+#include "epg/impl/pending_interval.hpp"
+#include "epg/impl/ring_state.hpp"
+#include "epg/impl/state_block.hpp"
 #include "epg/tissue_views.hpp"
-#include "epg/transport.hpp"
+#include "epg/impl/transport.hpp"
 
 namespace larmor::epg {
 

@@ -9,10 +9,10 @@
 #pragma once
 
 #include "common/kokkos_compat.hpp"
-#include "epg/dual_steps.hpp"
-#include "epg/operators.hpp"
+#include "epg/impl/dual_steps.hpp"
+#include "epg/impl/operators.hpp"
 #include "epg/slice_profile.hpp"
-#include "epg/transport.hpp"
+#include "epg/impl/transport.hpp"
 
 namespace larmor::epg {
 

@@ -26,8 +26,8 @@
 
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
-#include "epg/adjoint_impl.hpp"
-#include "epg/pooled_state.hpp"
+#include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/pooled_state.hpp"
 
 namespace larmor::epg {
 

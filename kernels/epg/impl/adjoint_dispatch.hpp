@@ -13,11 +13,11 @@
 #include <string>
 #include <type_traits>
 
-#include "epg/adjoint_grouped.hpp"
-#include "epg/adjoint_impl.hpp"
-#include "epg/axis_adjoint.hpp"
-#include "epg/pooled_adjoint.hpp"
-#include "epg/pooled_impl.hpp"
+#include "epg/impl/adjoint_grouped.hpp"
+#include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/axis_adjoint.hpp"
+#include "epg/impl/pooled_adjoint.hpp"
+#include "epg/impl/pooled_impl.hpp"
 
 namespace larmor::epg {
 

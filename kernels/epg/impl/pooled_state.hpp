@@ -35,8 +35,8 @@
 #pragma once
 
 #include "common/dual.hpp"
-#include "epg/event_loop.hpp"
-#include "epg/pool_exchange.hpp"
+#include "epg/impl/event_loop.hpp"
+#include "epg/impl/pool_exchange.hpp"
 
 namespace larmor::epg {
 

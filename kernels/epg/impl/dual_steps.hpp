@@ -17,7 +17,7 @@
 
 #include "common/dual.hpp"
 #include "common/kokkos_compat.hpp"
-#include "epg/operators.hpp"
+#include "epg/impl/operators.hpp"
 #include "epg/tissue_views.hpp"
 
 namespace larmor::epg::dual_steps {

@@ -11,7 +11,7 @@
 
 #include "common/denormals.hpp"
 #include "epg/forward.hpp"
-#include "epg/pooled_state.hpp"
+#include "epg/impl/pooled_state.hpp"
 
 namespace larmor::epg {
 
