@@ -6,9 +6,7 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
-#include "simulate/device_tissue.hpp"
-#include "simulate/memory_budget.hpp"
-#include "simulate/slice_positions.hpp"
+#include "simulate/prepared_run.hpp"
 
 namespace larmor::simulate {
 
@@ -22,11 +20,9 @@ using Rows2 = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
 struct TimedLaunch::Impl {
   KernelMode mode = KernelMode::forward;
   epg::LaunchOptions launch;  // the simulator's
-  int interval = 1, positions = 1, samples = 0, states = 0;
+  int interval = 1, samples = 0, states = 0;
   bool on_axis = false;
-  std::int64_t chunk = 1;
-  sequence::SliceProfileTable slice_table;
-  epg::EventTable<Mem> table;
+  std::unique_ptr<PreparedRun<Exec>> run;
   std::vector<epg::TissueViews<Mem>> chunks;
   Rows3 signals, summed, cotangents;
   Kokkos::View<float****, Kokkos::LayoutRight, Mem> tangents;
@@ -41,51 +37,31 @@ TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, Ker
   m.launch = sim.launch_settings().kernels;
   m.samples = sim.samples();
   m.states = sim.kernel_states();
-  m.slice_table = sim.slice_profiles();
   const std::int64_t voxels = tissue.voxels;
   const bool jvp = mode == KernelMode::jvp, hvp = mode == KernelMode::hvp;
   const bool vjp = mode == KernelMode::vjp || hvp;  // hvp: the reverse sweep at dual numbers
   m.interval = checkpoint_interval > 0 ? checkpoint_interval
                                        : epg::default_checkpoint_interval(int(sim.events()));
-  const std::int64_t adjoint_state_bytes =
-      std::int64_t(double((sim.events() + m.interval - 1) / m.interval + m.interval) *
-                   epg::reverse_state_floats(sim.kernel_states(), tissue.has_second_pool() ? 2 : 1,
-                                             tissue.has_bound_pool() ? 1 : 0) *
-                   4);
-  // Slice-selective pulses run each voxel once per slice position.
-  const auto slice = upload_slice_profiles<Mem>(sim.slice_profiles());
-  const auto weights = upload_sample_weights<Mem>(sim.sample_weights(sim.kernel_states()));
-  m.positions = slice.active() ? slice.positions : 1;
-  check_slice_tissue(sim.slice_profiles(), tissue, sim.description());
-  const std::int64_t per_voxel = std::max<std::int64_t>(
-      1, std::int64_t(sim.samples()) * 8 * (jvp ? 1 + epg::tissue_tangent_count : 1) * m.positions +
-             (vjp ? adjoint_state_bytes * (hvp ? 2 : 1) * m.positions : 0));
-  // Signals (and tangents) of a chunk stay within 2 GiB. The reverse sweep
-  // runs one thread per voxel: as many as its budget holds.
-  const double budget = vjp ? reverse_memory_budget<Exec>() : double(std::int64_t(2) << 30);
-  m.chunk =
-      std::max<std::int64_t>(1, std::min<std::int64_t>(voxels, std::int64_t(budget / per_voxel)));
+  // Each kernel voxel's bytes as the simulator's own runs of the mode count
+  // them, so that the launches timed are the launches it makes.
+  const double per_voxel = vjp ? sim.reverse_bytes_per_voxel(tissue, m.interval, hvp)
+                               : sim.samples() * 8.0 * (jvp ? 1 + epg::tissue_tangent_count : 1);
   // Forward runs, forward mode and the adjoint take the real-subspace path
   // where the simulator would (forward over reverse keeps the complex one).
   if (mode == KernelMode::vjp) m.on_axis = sim.reverse_real_path_refusal(tissue).empty();
   const auto& stream = mode == KernelMode::forward || jvp
                            ? sim.forward_stream(tissue, &m.on_axis)
                            : (m.on_axis ? sim.axis_packed() : sim.packed());
-  m.table = epg::make_event_table<Mem>(stream.ref(), sim.kernel_states(), sim.samples(),
-                                       epg::live_orders_rule<Exec>(sim.trims_orders()));
-  m.table.on_axis = m.on_axis;
-  for (std::int64_t b = 0; b < voxels; b += m.chunk) {
-    m.chunks.push_back(
-        upload_tissue<Mem>(tissue, b, std::min(m.chunk, voxels - b), sim.description()));
-    m.chunks.back().weights = weights;
-    if (m.positions > 1) {
-      m.chunks.back().slice = slice;
-      m.chunks.back().voxels *= m.positions;
-    }
+  m.run = std::make_unique<PreparedRun<Exec>>(sim, tissue, stream, m.on_axis, sim.kernel_states(),
+                                              epg::live_orders_rule<Exec>(sim.trims_orders()),
+                                              per_voxel, false);
+  const PreparedRun<Exec>& run = *m.run;
+  for (std::int64_t b = 0; b < voxels; b += run.chunk) {
+    m.chunks.push_back(run.tissue_views(tissue, b, std::min(run.chunk, voxels - b)));
   }
-  const std::int64_t rows = m.chunk * m.positions;
+  const std::int64_t rows = run.kernel_rows();
   m.signals = Rows3("larmor::bench_signals", rows, m.samples, 2);
-  m.summed = Rows3("larmor::bench_summed", m.positions > 1 ? m.chunk : 0, m.samples, 2);
+  m.summed = Rows3("larmor::bench_summed", run.positions > 1 ? run.chunk : 0, m.samples, 2);
   m.tangents = decltype(m.tangents)("larmor::bench_tangents", jvp ? rows : 0,
                                     epg::tissue_tangent_count, m.samples, 2);
   // The reverse sweeps take each slice position as a voxel of its own.
@@ -111,44 +87,45 @@ TimedLaunch& TimedLaunch::operator=(TimedLaunch&&) noexcept = default;
 
 void TimedLaunch::run() {
   Impl& m = *impl_;
-  Exec exec;
+  Exec& exec = m.run->exec;
+  const auto& table = m.run->table;
   const bool forward_modes = m.mode == KernelMode::forward || m.mode == KernelMode::jvp;
   for (const auto& c : m.chunks) {
     switch (m.mode) {
       case KernelMode::jvp:
-        epg::simulate_tissue_jvp(exec, m.table, c, m.signals, m.tangents, m.launch);
+        epg::simulate_tissue_jvp(exec, table, c, m.signals, m.tangents, m.launch);
         break;
       case KernelMode::hvp:
-        epg::simulate_tissue_hvp(exec, m.table, c, m.directions, m.cotangents, m.tissue_gradients,
+        epg::simulate_tissue_hvp(exec, table, c, m.directions, m.cotangents, m.tissue_gradients,
                                  m.sequence_gradients, m.tissue_hvp, m.sequence_hvp, m.interval,
                                  m.launch);
         break;
       case KernelMode::vjp:
-        epg::simulate_tissue_vjp(exec, m.table, c, m.cotangents, m.tissue_gradients,
+        epg::simulate_tissue_vjp(exec, table, c, m.cotangents, m.tissue_gradients,
                                  m.sequence_gradients, m.interval, m.launch);
         break;
       case KernelMode::forward:
-        epg::simulate_forward(exec, m.table, c, m.signals, {}, m.launch);
+        epg::simulate_forward(exec, table, c, m.signals, {}, m.launch);
         break;
     }
     // The positions' signals summed into the voxel's (as the forward runs do).
-    if (m.positions > 1 && forward_modes) {
-      sum_slice_positions(exec, m.signals.data(), m.summed.data(), c.voxels / m.positions,
-                          std::int64_t(m.samples) * 2, m.slice_table);
+    if (m.run->positions > 1 && forward_modes) {
+      m.run->sum_positions(m.signals.data(), m.summed.data(), c.voxels / m.run->positions,
+                           std::int64_t(m.samples) * 2);
     }
   }
   exec.fence();
 }
 
 std::int64_t TimedLaunch::chunks() const { return std::int64_t(impl_->chunks.size()); }
-std::int64_t TimedLaunch::chunk_voxels() const { return impl_->chunk; }
-int TimedLaunch::positions() const { return impl_->positions; }
+std::int64_t TimedLaunch::chunk_voxels() const { return impl_->run->chunk; }
+int TimedLaunch::positions() const { return impl_->run->positions; }
 bool TimedLaunch::on_axis() const { return impl_->on_axis; }
 int TimedLaunch::kernel_states() const { return impl_->states; }
 
 LaunchLayout TimedLaunch::layout() const {
-  const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(impl_->states, int(impl_->chunk),
-                                                                impl_->on_axis, impl_->launch);
+  const epg::LaunchShape shape = epg::choose_launch_shape<Exec>(
+      impl_->states, int(impl_->run->chunk), impl_->on_axis, impl_->launch);
   return {shape.orders_per_thread, shape.lanes, shape.group_threads, shape.groups};
 }
 

@@ -28,12 +28,13 @@ struct LaunchLayout {
 
 class TimedLaunch {
  public:
-  // Uploads the event table and every chunk of `tissue` (validated by the
-  // caller). Chunks keep a forward or forward-mode launch's outputs within
-  // 2 GiB and a reverse sweep's checkpoints within the backend's reverse
-  // budget; slice-selective pulses run each voxel once per slice position.
-  // The real-subspace path is taken where the simulator's runs take it
-  // (forward over reverse keeps the complex kernels).
+  // Prepares the run as the simulator's own runs of the mode do
+  // (simulate/prepared_run.hpp: the stream, its event table, the launch size
+  // from the one budget rule, with no split for progress) and uploads every
+  // chunk of `tissue` (validated by the caller); slice-selective pulses run
+  // each voxel once per slice position. The real-subspace path is taken where
+  // the simulator's runs take it (forward over reverse keeps the complex
+  // kernels). `simulator` outlives the TimedLaunch.
   // `checkpoint_interval` (reverse modes; 0: automatic).
   TimedLaunch(const Simulator& simulator, const tissue::Tissue& tissue, KernelMode mode,
               int checkpoint_interval = 0);

@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include "epg/adjoint.hpp"
+
 namespace larmor::simulate {
 
 Simulator::Simulator(const sequence::Description& description, const Options& options)
@@ -86,31 +88,19 @@ const sequence::PackedSequence& Simulator::forward_stream(const tissue::Tissue& 
   return axis ? axis_packed_ : packed_;
 }
 
-std::int64_t Simulator::chunk_for(std::int64_t voxels) const {
-  const std::int64_t per_voxel = std::max<std::int64_t>(1, std::int64_t(samples()) * 2 * 4);
-  std::int64_t chunk = options_.chunk_voxels;
-  if (chunk <= 0) {
-    chunk = (std::int64_t(256) << 20) / per_voxel;
-    // Large runs go in at least 16 launches so progress can be reported;
-    // 32768 voxels per launch still fill a GPU (docs/performance.md, "Throughput against voxel
-    // count").
-    constexpr std::int64_t min_launches = 16, fills_a_gpu = 32768;
-    if (voxels >= min_launches * fills_a_gpu) {
-      chunk = std::min(chunk, (voxels + min_launches - 1) / min_launches);
-    }
-  }
-  // The kernels index voxels with 32-bit integers.
-  chunk = std::min<std::int64_t>(chunk, std::numeric_limits<std::int32_t>::max());
-  return std::max<std::int64_t>(1, std::min(chunk, voxels));
-}
-
-// Tissue voxels per launch when each runs once per slice position: the
-// forward budget shared among the positions, within the kernels' 32-bit
-// voxel index.
-std::int64_t Simulator::slice_chunk(std::int64_t voxels, int positions) const {
-  if (positions <= 1) return chunk_for(voxels);
-  const std::int64_t limit = std::numeric_limits<std::int32_t>::max() / positions;
-  return std::max<std::int64_t>(1, std::min(chunk_for(voxels * positions) / positions, limit));
+double Simulator::reverse_bytes_per_voxel(const tissue::Tissue& tissue, int checkpoint_interval,
+                                          bool second_order) const {
+  const std::int64_t events = this->events();
+  const std::int64_t interval = checkpoint_interval > 0
+                                    ? std::min<std::int64_t>(checkpoint_interval, events)
+                                    : epg::default_checkpoint_interval(int(events));
+  const double states =
+      double((events + interval - 1) / std::max<std::int64_t>(interval, 1) + interval);
+  return states *
+             epg::reverse_state_floats(kernel_states_, tissue.has_second_pool() ? 2 : 1,
+                                       tissue.has_bound_pool() ? 1 : 0) *
+             4.0 * (second_order ? 2.0 : 1.0) +
+         samples() * 8.0;
 }
 
 std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {

@@ -41,7 +41,9 @@ struct Options {
   // cap of the EPG literature and epgpy). < 0: the description's automatic cap
   // (sequence::default_max_order).
   int max_order = -1;
-  std::int64_t chunk_voxels = 0;  // <= 0: sized from a 256 MiB signal budget
+  // Tissue voxels per launch at most; <= 0: as the launch budget holds
+  // (simulate/memory_budget.hpp).
+  std::int64_t chunk_voxels = 0;
   // Called after each chunk with the voxels done and the total.
   std::function<void(std::int64_t, std::int64_t)> progress;
   // How the kernels launch; unset: LaunchSettings::from_environment(), read
@@ -68,6 +70,7 @@ class Simulator {
   bool trims_orders() const { return launch_.trim_orders; }
   // The launch settings every run of this simulator uses.
   const LaunchSettings& launch_settings() const { return launch_; }
+  const Options& options() const { return options_; }
   int samples() const { return packed_.samples; }
   std::int64_t events() const { return packed_.size(); }
   const sequence::PackedSequence& packed() const { return packed_; }
@@ -136,6 +139,13 @@ class Simulator {
   // and sequence_gradients[event][flip, phase, duration] summed over voxels
   // (events() * 3), with a checkpoint every `checkpoint_interval` events (0:
   // automatic).
+  // The device bytes one kernel voxel of a reverse-mode run takes: its
+  // checkpoints and one stretch of states every `checkpoint_interval` events
+  // (0: automatic; forward over reverse, `second_order`: twice the floats),
+  // and its cotangents.
+  double reverse_bytes_per_voxel(const tissue::Tissue& tissue, int checkpoint_interval,
+                                 bool second_order) const;
+
   template <class ExecSpace>
   void run_tissue_vjp_into(const tissue::Tissue& tissue, const float* cotangents,
                            float* tissue_gradients, float* sequence_gradients,
@@ -154,8 +164,6 @@ class Simulator {
                            int checkpoint_interval = 0) const;
 
  private:
-  std::int64_t chunk_for(std::int64_t voxels) const;
-  std::int64_t slice_chunk(std::int64_t voxels, int positions) const;
   // run_into and run_into_device: `signals` in ExecSpace's memory or the host's.
   template <class ExecSpace>
   void run_forward(const tissue::Tissue& tissue, float* signals, bool on_device) const;

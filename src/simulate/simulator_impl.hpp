@@ -13,10 +13,8 @@
 
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
-#include "simulate/device_tissue.hpp"
-#include "simulate/memory_budget.hpp"
+#include "simulate/prepared_run.hpp"
 #include "simulate/simulator.hpp"
-#include "simulate/slice_positions.hpp"
 
 namespace larmor::simulate {
 
@@ -36,19 +34,16 @@ void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool o
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("simulation tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
-  ExecSpace exec;
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),
-                                          epg::live_orders_rule<ExecSpace>(launch_.trim_orders));
-  table.on_axis = on_axis;
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
-  const int positions = slice.active() ? slice.positions : 1;
-  const std::int64_t chunk = slice_chunk(tissue.voxels, positions);
+  // A launch holds each kernel voxel's signals.
+  PreparedRun<ExecSpace> run(*this, tissue, stream, on_axis, kernel_states_,
+                             epg::live_orders_rule<ExecSpace>(launch_.trim_orders),
+                             double(samples()) * 8.0, bool(options_.progress));
+  const int positions = run.positions;
+  const std::int64_t chunk = run.chunk;
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), chunk * positions,
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::signals"), run.kernel_rows(),
       samples(), 2);
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> summed;
   if (positions > 1) {
@@ -57,18 +52,12 @@ void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool o
   }
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    views.weights = weights;
+    epg::simulate_forward(run.exec, run.table, run.tissue_views(tissue, begin, count),
+                          device_signals, {}, launch_.kernels);
     if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(count * positions);
+      run.sum_positions(device_signals.data(), summed.data(), count, std::int64_t(samples()) * 2);
     }
-    epg::simulate_forward(exec, table, views, device_signals, {}, launch_.kernels);
-    if (positions > 1) {
-      sum_slice_positions(exec, device_signals.data(), summed.data(), count,
-                          std::int64_t(samples()) * 2, slice_table_);
-    }
-    exec.fence();
+    run.exec.fence();
     float* destination = signals + begin * std::int64_t(samples()) * 2;
     auto used =
         Kokkos::subview(positions > 1 ? summed : device_signals,
@@ -95,20 +84,15 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   constexpr int directions = epg::tissue_tangent_count;
   tissue.validate("forward-mode tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
-  ExecSpace exec;
   // On the axis the df tangent is carried off it (kernels/epg/impl/axis_state.hpp).
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
-  auto table = epg::make_event_table<Mem>(stream.ref(), kernel_states_, samples(),
-                                          epg::live_orders_rule<ExecSpace>(launch_.trim_orders));
-  table.on_axis = on_axis;
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
-  const int positions = slice.active() ? slice.positions : 1;
-  // Six times the memory per voxel of a forward run: chunks a sixth as long.
-  const std::int64_t chunk =
-      std::max<std::int64_t>(1, slice_chunk(tissue.voxels, positions) / (directions + 1));
+  // A launch holds each kernel voxel's signals and their tangents.
+  PreparedRun<ExecSpace> run(*this, tissue, stream, on_axis, kernel_states_,
+                             epg::live_orders_rule<ExecSpace>(launch_.trim_orders),
+                             double(samples()) * 8.0 * (directions + 1), bool(options_.progress));
+  const int positions = run.positions;
+  const std::int64_t chunk = run.chunk;
   const auto signals_of = [&](const char* label, std::int64_t rows) {
     return Kokkos::View<float***, Kokkos::LayoutRight, Mem>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, samples(), 2);
@@ -118,8 +102,8 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows, directions,
         samples(), 2);
   };
-  const auto device_signals = signals_of("larmor::signals", chunk * positions);
-  const auto device_tangents = tangents_of("larmor::tangents", chunk * positions);
+  const auto device_signals = signals_of("larmor::signals", run.kernel_rows());
+  const auto device_tangents = tangents_of("larmor::tangents", run.kernel_rows());
   const auto summed_signals = signals_of("larmor::summed", positions > 1 ? chunk : 0);
   const auto summed_tangents = tangents_of("larmor::summed_tangents", positions > 1 ? chunk : 0);
   const auto rows = [](std::int64_t count) {
@@ -127,20 +111,15 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   };
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    views.weights = weights;
+    epg::simulate_tissue_jvp(run.exec, run.table, run.tissue_views(tissue, begin, count),
+                             device_signals, device_tangents, launch_.kernels);
     if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(count * positions);
+      run.sum_positions(device_signals.data(), summed_signals.data(), count,
+                        std::int64_t(samples()) * 2);
+      run.sum_positions(device_tangents.data(), summed_tangents.data(), count,
+                        std::int64_t(directions) * samples() * 2);
     }
-    epg::simulate_tissue_jvp(exec, table, views, device_signals, device_tangents, launch_.kernels);
-    if (positions > 1) {
-      sum_slice_positions(exec, device_signals.data(), summed_signals.data(), count,
-                          std::int64_t(samples()) * 2, slice_table_);
-      sum_slice_positions(exec, device_tangents.data(), summed_tangents.data(), count,
-                          std::int64_t(directions) * samples() * 2, slice_table_);
-    }
-    exec.fence();
+    run.exec.fence();
     Kokkos::View<float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_signals(
         signals + begin * std::int64_t(samples()) * 2, count, samples(), 2);
     Kokkos::deep_copy(host_signals, Kokkos::subview(positions > 1 ? summed_signals : device_signals,
@@ -191,42 +170,22 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   std::fill(sequence_gradients, sequence_gradients + events * sequence_columns, 0.0f);
   if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
   if (tissue.voxels == 0 || events == 0) return;
-  ExecSpace exec;
   // The reverse sweep takes the rewrite as a forward run does (at float: the
   // HVP's dual numbers run the complex kernels, on the original stream).
   const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();
-  auto table =
-      epg::make_event_table<Mem>((on_axis ? axis_packed_ : packed_).ref(), kernel_states_,
-                                 samples(), epg::live_orders_rule<ExecSpace>(launch_.trim_orders));
-  table.on_axis = on_axis;
+  const double per_voxel = reverse_bytes_per_voxel(tissue, checkpoint_interval, second_order);
   // Slice-selective pulses: each tissue voxel runs once per slice position,
   // as in run_into. The forward sum y = w_p sum_j y_j spreads the cotangent
   // w_p w to every position, and the positions' tissue gradients add up.
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
-  const int positions = slice.active() ? slice.positions : 1;
+  // No split for progress: one thread walks one voxel, and a GPU needs many.
+  PreparedRun<ExecSpace> run(*this, tissue, on_axis ? axis_packed_ : packed_, on_axis,
+                             kernel_states_, epg::live_orders_rule<ExecSpace>(launch_.trim_orders),
+                             per_voxel, false);
+  ExecSpace& exec = run.exec;
+  const auto& table = run.table;
+  const int positions = run.positions;
+  const std::int64_t chunk = run.chunk;
   const float position_weight = positions > 1 ? float(slice_table_.position_weight.front()) : 1.0f;
-  // Checkpoints and one stretch per voxel (two floats per number at dual
-  // numbers).
-  const std::int64_t interval = checkpoint_interval > 0
-                                    ? std::min<std::int64_t>(checkpoint_interval, events)
-                                    : epg::default_checkpoint_interval(int(events));
-  const double states = double((events + interval - 1) / interval + interval);
-  const double per_voxel =
-      states *
-          epg::reverse_state_floats(kernel_states_, tissue.has_second_pool() ? 2 : 1,
-                                    tissue.has_bound_pool() ? 1 : 0) *
-          4.0 * (second_order ? 2.0 : 1.0) +
-      samples() * 8.0;
-  // As many voxels per launch as the budget allows (one thread each: the
-  // forward run's split into 16 launches for progress would starve a GPU).
-  std::int64_t chunk =
-      std::int64_t(reverse_memory_budget<ExecSpace>() / (per_voxel * double(positions)));
-  if (options_.chunk_voxels > 0) chunk = std::min(chunk, options_.chunk_voxels);
-  chunk = std::min<std::int64_t>(
-      {chunk, tissue.voxels, std::numeric_limits<std::int32_t>::max() / positions});
-  chunk = std::max<std::int64_t>(1, chunk);
   const std::int64_t kernel_chunk = chunk * positions;  // kernel voxels per launch
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_cotangents(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::cotangents"), kernel_chunk,
@@ -285,12 +244,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     const std::int64_t kernel_count = count * positions;
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    views.weights = weights;
-    if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(kernel_count);
-    }
+    const epg::TissueViews<Mem> views = run.tissue_views(tissue, begin, count);
     const std::int64_t row = std::int64_t(samples()) * 2;
     Kokkos::View<const float***, Kokkos::LayoutRight, Kokkos::HostSpace, kx::Unmanaged> host_w(
         spread_rows(cotangents + begin * row, count, row, position_weight), kernel_count, samples(),

@@ -15,9 +15,8 @@
 #include <string>
 
 #include "epg/forward.hpp"
-#include "simulate/device_tissue.hpp"
+#include "simulate/prepared_run.hpp"
 #include "simulate/simulator.hpp"
-#include "simulate/slice_positions.hpp"
 
 namespace larmor::simulate {
 
@@ -110,30 +109,25 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   SteadyStateReport report;
   report.repetitions.assign(std::size_t(tissue.voxels), -1);
   if (tissue.voxels == 0) return report;
-  ExecSpace exec;
-  // Every period after the first starts with any order filled.
-  const auto table =
-      epg::make_event_table<Mem>(packed_.ref(), states_, samples(), epg::LiveOrders::all);
   const int components = epg::carried_state_components(tissue.has_second_pool() ? 2 : 1,
                                                        tissue.has_bound_pool() ? 1 : 0);
   // Slice-selective pulses: each voxel runs once per slice position (rows
   // v P .. v P + P - 1), each position carrying and settling its own state;
   // the voxel's samples are the positions' settled samples summed.
-  check_slice_tissue(slice_table_, tissue, description_);
-  const auto slice = upload_slice_profiles<Mem>(slice_table_);
-  const auto weights = upload_sample_weights<Mem>(sample_weights(table.orders));
-  const int positions = slice.active() ? slice.positions : 1;
-  if (positions > 1 && (tissue.has_second_pool() || tissue.has_bound_pool())) {
+  if (slice_table_.profiles > 0 && (tissue.has_second_pool() || tissue.has_bound_pool())) {
     throw std::invalid_argument(
         "steady state: slice-selective pulses are not supported with a pooled model");
   }
-  // Two carried states and two sets of samples (the period's, the settled) per row.
-  const std::int64_t per_row =
-      2 * components * std::int64_t(states_) * 4 + std::int64_t(samples()) * 16;
-  const std::int64_t chunk = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(slice_chunk(tissue.voxels, positions),
-                                (std::int64_t(1) << 30) / (per_row * positions)));
-  const std::int64_t rows = chunk * positions;
+  // Two carried states and two sets of samples (the period's, the settled)
+  // per row; every period after the first starts with any order filled.
+  const double per_row = 2.0 * components * states_ * 4 + samples() * 16.0;
+  PreparedRun<ExecSpace> run(*this, tissue, packed_, false, states_, epg::LiveOrders::all, per_row,
+                             bool(options_.progress));
+  ExecSpace& exec = run.exec;
+  const auto& table = run.table;
+  const int positions = run.positions;
+  const std::int64_t chunk = run.chunk;
+  const std::int64_t rows = run.kernel_rows();
   const auto rows_of = [&](const char* label) {
     return Kokkos::View<float***, Kokkos::LayoutRight, Mem>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), rows,
@@ -155,12 +149,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
   for (std::int64_t begin = 0; begin < tissue.voxels; begin += chunk) {
     const std::int64_t count = std::min(chunk, tissue.voxels - begin);
     const std::int64_t used = count * positions;
-    epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, description_);
-    views.weights = weights;
-    if (positions > 1) {
-      views.slice = slice;
-      views.voxels = int(used);
-    }
+    const epg::TissueViews<Mem> views = run.tissue_views(tissue, begin, count);
     Kokkos::parallel_for("larmor::equilibrium", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
                          steady_state_detail::SetEquilibrium<Mem>{a, views.pools});
     Kokkos::deep_copy(exec, settled, -1);
@@ -182,8 +171,7 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
     Kokkos::parallel_for("larmor::keep_unsettled", Kokkos::RangePolicy<ExecSpace>(exec, 0, used),
                          steady_state_detail::KeepUnsettled<Mem>{device_signals, kept, settled});
     if (positions > 1 && samples() > 0) {
-      sum_slice_positions(exec, kept.data(), summed.data(), count, std::int64_t(samples()) * 2,
-                          slice_table_);
+      run.sum_positions(kept.data(), summed.data(), count, std::int64_t(samples()) * 2);
     }
     Kokkos::deep_copy(exec, host_settled, settled);
     exec.fence();

@@ -146,7 +146,7 @@ Matcher::Matcher(const Dictionary& d, std::int64_t chunk_voxels, MatchPhases pha
   s.chunk = chunk_voxels > 0
                 ? chunk_voxels
                 : std::clamp<std::int64_t>(
-                      std::int64_t(0.5 * simulate::reverse_memory_budget<Exec>() / per_voxel), 1,
+                      std::int64_t(0.5 * simulate::launch_memory_budget<Exec>() / per_voxel), 1,
                       std::int64_t(1) << 17);
   const auto chunk = std::size_t(s.chunk);
   for (State::Slot& slot : s.slots) {
