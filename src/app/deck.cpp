@@ -30,14 +30,7 @@ namespace {
 
 using detail::Section;
 
-double ms(double v) { return v * 1e-3; }
-
-sequence::Spoiler spoiler_of(const Section& s) {
-  const std::string spoiler = s.string("spoiler", "gradient");
-  if (spoiler == "ideal") return sequence::Spoiler::ideal;
-  if (spoiler != "gradient") s.fail("spoiler", "must be \"gradient\" or \"ideal\"");
-  return sequence::Spoiler::gradient_shift;
-}
+using detail::ms;
 
 // The longest T2 [s] of a grid tissue (every free pool's); none for maps,
 // whose values are read later.
@@ -179,130 +172,7 @@ sequence::Description build_sequence(const std::string& builder, const Section& 
     return pulseq_sequence(s, deck_dir, report_text, inputs, longest_t2, measures_mz);
   }
   if (builder == "events") return detail::read_event_list(s, deck_dir, inputs);
-  if (builder == "mese") {
-    MeseParams p;
-    p.echoes = s.integer("echoes", p.echoes, 1);
-    p.echo_spacing_s = ms(s.positive("echo_spacing_ms", p.echo_spacing_s * 1e3));
-    p.excitation_deg = s.number("excitation_deg", p.excitation_deg);
-    p.excitation_phase_deg = s.number("excitation_phase_deg", p.excitation_phase_deg);
-    p.refocusing_deg = s.number("refocusing_deg", p.refocusing_deg);
-    p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
-    return build_mese(p);
-  }
-  if (builder == "tse") {
-    TseParams p;
-    p.echoes = s.integer("echoes", p.echoes, 1);
-    p.echo_spacing_s = ms(s.positive("echo_spacing_ms", p.echo_spacing_s * 1e3));
-    p.excitation_deg = s.number("excitation_deg", p.excitation_deg);
-    p.excitation_phase_deg = s.number("excitation_phase_deg", p.excitation_phase_deg);
-    if (s.has("refocusing_deg")) {
-      const toml::node* n = s.node("refocusing_deg");
-      p.refocusing_deg = n->is_array() ? s.numbers("refocusing_deg")
-                                       : std::vector<double>{s.number("refocusing_deg", 180.0)};
-      if (p.refocusing_deg.size() != 1 && p.refocusing_deg.size() != std::size_t(p.echoes)) {
-        s.fail("refocusing_deg", "needs one flip or one per echo (" + std::to_string(p.echoes) +
-                                     "), got " + std::to_string(p.refocusing_deg.size()));
-      }
-    }
-    p.refocusing_phase_deg = s.number("refocusing_phase_deg", p.refocusing_phase_deg);
-    return build_tse(p);
-  }
-  if (builder == "mprage") {
-    MprageParams p;
-    const std::string prep = s.string("preparation", "inversion");
-    if (prep == "inversion") {
-      p.preparation = Preparation::inversion;
-    } else if (prep == "t2") {
-      p.preparation = Preparation::t2;
-    } else {
-      s.fail("preparation", "must be \"inversion\" or \"t2\"");
-    }
-    p.inversion_b1_scaled = s.boolean("inversion_b1_scaled", p.inversion_b1_scaled);
-    if (p.preparation != Preparation::inversion && s.has("inversion_b1_scaled")) {
-      s.fail("inversion_b1_scaled", "needs preparation = \"inversion\"");
-    }
-    p.ti_s = ms(s.number("ti_ms", p.ti_s * 1e3));
-    p.t2prep_te_s = ms(s.positive("t2prep_te_ms", p.t2prep_te_s * 1e3));
-    p.readouts = s.integer("readouts", p.readouts, 1);
-    p.flip_deg = s.number("flip_deg", p.flip_deg);
-    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
-    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
-    p.recovery_s = ms(s.number("recovery_ms", p.recovery_s * 1e3));
-    p.shots = s.integer("shots", p.shots, 1);
-    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
-    p.spoiler = spoiler_of(s);
-    return build_mprage(p);
-  }
-  if (builder == "dess") {
-    DessParams p;
-    p.flip_deg = s.number("flip_deg", p.flip_deg);
-    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
-    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
-    p.dummy_repetitions = s.integer("dummy_repetitions", p.dummy_repetitions, 0);
-    p.repetitions = s.integer("repetitions", p.repetitions, 1);
-    return build_dess(p);
-  }
-  if (builder == "spgr") {
-    SpgrParams p;
-    p.flip_deg = s.number("flip_deg", p.flip_deg);
-    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
-    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
-    p.repetitions = s.integer("repetitions", p.repetitions, 1);
-    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
-    p.spoiler = spoiler_of(s);
-    return build_spgr(p);
-  }
-  if (builder == "bssfp") {
-    BssfpParams p;
-    p.flip_deg = s.number("flip_deg", p.flip_deg);
-    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
-    p.te_s = s.has("te_ms") ? ms(s.number("te_ms", 0.0)) : -1.0;
-    p.repetitions = s.integer("repetitions", p.repetitions, 1);
-    p.dummy_repetitions = s.integer("dummy_repetitions", p.dummy_repetitions, 0);
-    if (s.has("phase_increments_deg")) {
-      p.phase_increments_deg = s.numbers("phase_increments_deg");
-      if (p.phase_increments_deg.empty()) s.fail("phase_increments_deg", "must not be empty");
-    }
-    return build_bssfp(p);
-  }
-  if (builder == "mt_spgr") {
-    MtSpgrParams p;
-    p.flip_deg = s.number("flip_deg", p.flip_deg);
-    p.tr_s = ms(s.positive("tr_ms", p.tr_s * 1e3));
-    p.te_s = ms(s.number("te_ms", p.te_s * 1e3));
-    p.repetitions = s.integer("repetitions", p.repetitions, 1);
-    p.phase_increment_deg = s.number("phase_increment_deg", p.phase_increment_deg);
-    p.spoiler = spoiler_of(s);
-    p.mt.flip_deg = s.number("mt_flip_deg", p.mt.flip_deg);
-    p.mt.duration_s = ms(s.positive("mt_duration_ms", p.mt.duration_s * 1e3));
-    p.mt.offset_hz = s.number("mt_offset_hz", p.mt.offset_hz);
-    p.mt.samples = s.integer("mt_samples", p.mt.samples, 1);
-    p.mt_gap_s = ms(s.number("mt_gap_ms", p.mt_gap_s * 1e3));
-    p.excitation_duration_s = ms(s.number("excitation_duration_ms", p.excitation_duration_s * 1e3));
-    return build_mt_spgr(p);
-  }
-  if (builder == "mrf") {
-    MrfParams p;
-    const std::string schedule = s.string("schedule", "");
-    if (schedule.empty()) s.fail("schedule", "is required: the CSV file of the train");
-    const fs::path file =
-        fs::path(schedule).is_absolute() ? fs::path(schedule) : deck_dir / schedule;
-    inputs.push_back(file.string());
-    p.schedule = read_mrf_schedule_csv(file.string());
-    p.nominal_flip_deg = s.number("nominal_flip_deg", p.nominal_flip_deg);
-    p.base_tr_s = ms(s.positive("base_tr_ms", p.base_tr_s * 1e3));
-    p.base_te_s = ms(s.number("base_te_ms", p.base_te_s * 1e3));
-    p.inversion = s.boolean("inversion", p.inversion);
-    p.inversion_b1_scaled = s.boolean("inversion_b1_scaled", p.inversion_b1_scaled);
-    p.inversion_delay_s = ms(s.number("inversion_delay_ms", p.inversion_delay_s * 1e3));
-    const int limit = s.integer("repetitions", static_cast<int>(p.schedule.size()), 1);
-    if (limit < static_cast<int>(p.schedule.size())) p.schedule.resize(std::size_t(limit));
-    mrf = p;
-    return build_mrf(p);
-  }
-  std::string known;
-  for (const auto& n : builder_names()) known += (known.empty() ? "" : ", ") + n;
-  s.fail("builder", "'" + builder + "' is not a shipped builder (" + known + ")");
+  return detail::build_shipped_sequence(builder, s, deck_dir, mrf, inputs);
 }
 
 // Keys every builder takes: the crusher's moment and lobe duration and the

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <complex>
+#include <filesystem>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -16,6 +18,9 @@
 #include "app/deck.hpp"
 
 namespace larmor::app::detail {
+
+// Milliseconds, the deck's unit of time, in seconds.
+inline double ms(double v) { return v * 1e-3; }
 
 // The deck file's tables: its text checked (toml_text.hpp), then parsed;
 // throws DeckError naming the file, line and column.
@@ -133,5 +138,14 @@ class Section {
   const toml::table* table_;
   mutable std::set<std::string> used_;
 };
+
+// The sequence of a shipped builder (mese, tse, mprage, dess, spgr, bssfp,
+// mt_spgr, mrf) from its [sequence] keys (builder_decks.cpp); the mrf
+// builder's parameters go to `mrf` and its schedule file to `inputs`. An
+// unknown builder is refused with the known ones.
+sequence::Description build_shipped_sequence(const std::string& builder, const Section& s,
+                                             const std::filesystem::path& deck_dir,
+                                             std::optional<sequence::MrfParams>& mrf,
+                                             std::vector<std::string>& inputs);
 
 }  // namespace larmor::app::detail

@@ -324,6 +324,32 @@ double holdout_cost(const PerkModel& m, const HoldoutInputs& hold_in,
   return std::isfinite(cost) ? cost : std::numeric_limits<double>::infinity();
 }
 
+// The tuning grid's default bandwidths (lambda) and ridges (rho).
+std::vector<double> default_lambdas() {
+  return {std::pow(2.0, -0.5), 1.0, std::pow(2.0, 0.5), 2.0, std::pow(2.0, 1.5)};
+}
+std::vector<double> default_rhos() {
+  return {std::pow(2.0, -40), std::pow(2.0, -34), std::pow(2.0, -28), std::pow(2.0, -22),
+          std::pow(2.0, -16)};
+}
+
+// The grid point of least finite hold-out cost (the first of equal costs),
+// every point's cost recorded in the report; refused when none is finite.
+int grid_winner(const std::vector<double>& lambdas, const std::vector<double>& rhos,
+                const std::vector<double>& costs, TrainingReport& report) {
+  int winner = -1;
+  for (std::size_t g = 0; g < costs.size(); ++g) {
+    report.grid.push_back({lambdas[g / rhos.size()], rhos[g % rhos.size()], costs[g]});
+    if (std::isfinite(costs[g]) && (winner < 0 || costs[g] < costs[std::size_t(winner)])) {
+      winner = int(g);
+    }
+  }
+  if (winner < 0) {
+    throw std::runtime_error("PERK training: no (lambda, rho) of the grid gave a usable model");
+  }
+  return winner;
+}
+
 }  // namespace
 
 PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec,
@@ -359,15 +385,8 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
     for (int i = 0; i < q; ++i) length[i] += std::fabs(q_all[std::size_t(k) * q + i]) / k_train;
   for (double& v : length) v = v > 0.0 ? v : 1.0;
 
-  const std::vector<double> lambdas =
-      spec.lambdas.empty() ? std::vector<double>{std::pow(2.0, -0.5), 1.0, std::pow(2.0, 0.5), 2.0,
-                                                 std::pow(2.0, 1.5)}
-                           : spec.lambdas;
-  const std::vector<double> rhos =
-      spec.rhos.empty()
-          ? std::vector<double>{std::pow(2.0, -40), std::pow(2.0, -34), std::pow(2.0, -28),
-                                std::pow(2.0, -22), std::pow(2.0, -16)}
-          : spec.rhos;
+  const std::vector<double> lambdas = spec.lambdas.empty() ? default_lambdas() : spec.lambdas;
+  const std::vector<double> rhos = spec.rhos.empty() ? default_rhos() : spec.rhos;
   const int h = spec.features;
   PerkModel best;
   best.holdout_cost = std::numeric_limits<double>::infinity();
@@ -443,18 +462,7 @@ PerkModel train_perk(const sequence::Description& sequence, const PerkSpec& spec
   // Every point's cost everywhere (each was computed by one rank), the best
   // (the first of equal costs, as one rank would pick) from its owner.
   if (ranks > 1) comm->all_reduce_sum(costs);
-  int winner = -1;
-  for (int g = 0; g < points; ++g) {
-    report.grid.push_back({lambdas[std::size_t(g) / rhos.size()],
-                           rhos[std::size_t(g) % rhos.size()], costs[std::size_t(g)]});
-    if (std::isfinite(costs[std::size_t(g)]) &&
-        (winner < 0 || costs[std::size_t(g)] < costs[std::size_t(winner)])) {
-      winner = g;
-    }
-  }
-  if (winner < 0) {
-    throw std::runtime_error("PERK training: no (lambda, rho) of the grid gave a usable model");
-  }
+  const int winner = grid_winner(lambdas, rhos, costs, report);
   if (ranks > 1) {
     std::string image = owner(winner) == rank ? best.to_bytes() : std::string();
     comm->broadcast(image, owner(winner));
