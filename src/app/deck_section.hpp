@@ -1,6 +1,7 @@
 // A TOML table of an input deck together with where it came from, so that
 // every complaint names the file, the line, the table and the key. Shared by
-// the deck readers (deck.cpp, design_deck.cpp); not part of the public API.
+// the deck readers (deck.cpp, builder_decks.cpp, design_deck.cpp, fit_deck.cpp);
+// not part of the public API.
 #pragma once
 
 #include <cmath>
