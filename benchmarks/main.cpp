@@ -57,12 +57,7 @@ int main(int argc, char** argv) {
   app.footer("Exit status: 0 done, 1 refused input or failed run, 2 usage error.");
   larmor::benchmarks::BenchArgs args;
   add_bench_options(app, args);
-  // Kokkos' own flags are for Kokkos; hide them from CLI11.
-  std::vector<std::string> cli_args;
-  for (int i = argc - 1; i >= 1; --i) {
-    const std::string a = argv[i];
-    if (a.rfind("--kokkos-", 0) != 0) cli_args.push_back(a);
-  }
+  std::vector<std::string> cli_args = larmor::cli::arguments_for_cli11(argc, argv);
   try {
     app.parse(cli_args);
   } catch (const CLI::ParseError& e) {

@@ -42,12 +42,7 @@ int main(int argc, char** argv) {
   larmor::drivers::FitArgs fit_args;
   larmor::drivers::add_fit(app, fit_args);
 
-  // Kokkos' own flags are for Kokkos; hide them from CLI11.
-  std::vector<std::string> cli_args;
-  for (int i = argc - 1; i >= 1; --i) {
-    const std::string a = argv[i];
-    if (a.rfind("--kokkos-", 0) != 0) cli_args.push_back(a);
-  }
+  std::vector<std::string> cli_args = larmor::cli::arguments_for_cli11(argc, argv);
   // A mistyped command gets a suggestion rather than "a subcommand is required".
   if (!cli_args.empty()) {
     const std::string& word = cli_args.back();  // cli_args is reversed

@@ -46,6 +46,15 @@ void start_a_singleton_alone() {
 
 }  // namespace
 
+std::vector<std::string> arguments_for_cli11(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    const std::string a = argv[i];
+    if (a.rfind("--kokkos-", 0) != 0) args.push_back(a);
+  }
+  return args;
+}
+
 int launcher_rank() {
   for (const char* name :
        {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"}) {

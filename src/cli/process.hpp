@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "parallel/communicator.hpp"
 
@@ -15,6 +16,11 @@ namespace larmor::cli {
 // The rank a launcher (mpirun, srun) gave this process, read before MPI
 // starts so that one process of a job reports a usage error; -1 when none.
 int launcher_rank();
+
+// The command line as CLI11's parse(std::vector) takes it (reversed, the
+// program's name left out), without Kokkos' own --kokkos-* flags, which are
+// Kokkos'.
+std::vector<std::string> arguments_for_cli11(int argc, char** argv);
 
 // Prints "<program>: error: <message>" once: by rank 0 for an error every
 // rank agreed on ("rank N: ..." on every rank, or a deck's fault, which every
