@@ -17,7 +17,7 @@ namespace {
 
 void add_bench_options(CLI::App& app, larmor::benchmarks::BenchArgs& args) {
   namespace cli = larmor::cli;
-  app.add_option("-w,--workload", args.workloads, "mese, spgr3d, mrf (repeatable)");
+  app.add_option("-w,--workload", args.workloads, "mese, spgr3d, mrf, cest (repeatable)");
   app.add_option("-s,--scale", args.scale, "Fraction of each workload's voxel count")
       ->check(cli::finite_number(0.0, false, 1.0, "a fraction of the workload, up to 1"));
   app.add_option("-n,--voxels", args.voxels, "Voxel count (overrides --scale)")

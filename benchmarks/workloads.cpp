@@ -30,10 +30,43 @@ Workload make_workload(const std::string& name, const std::string& schedule_csv)
     w.sequence = sequence::build_mrf(mrf_workload_params(schedule_csv));
     w.full_voxels = 140000;
     w.max_order = 63;
+  } else if (name == "cest") {
+    w.sequence = cest_z_spectrum();
+    w.full_voxels = 1000000;
   } else {
-    throw std::invalid_argument("unknown workload '" + name + "' (mese, spgr3d, mrf)");
+    throw std::invalid_argument("unknown workload '" + name + "' (mese, spgr3d, mrf, cest)");
   }
   return w;
+}
+
+sequence::Description cest_z_spectrum() {
+  constexpr double kPi = 3.14159265358979323846;
+  constexpr double raster = 1e-6, saturation = 3.0, w1 = 2 * kPi * 42.577;  // 1 uT
+  sequence::Description d;
+  d.name = "cest";
+  for (int k = 0; k <= 40; ++k) {
+    sequence::PulseWaveform w;
+    w.runs.push_back({w1 * raster, 0.0, raster, std::int64_t(std::llround(saturation / raster))});
+    w.rf_frequency_hz = -2000.0 + 100.0 * k;
+    d.waveforms.push_back(w);
+    sequence::Event sat;
+    sat.kind = sequence::EventKind::waveform_pulse;
+    sat.waveform = k + 1;
+    sat.duration_s = 1e-3;
+    sat.action = sequence::action::spoil_after;
+    d.events.push_back(sat);
+    sequence::Event excite;
+    excite.kind = sequence::EventKind::pulse;
+    excite.flip_rad = 0.5 * kPi;
+    excite.duration_s = 2e-3;
+    d.events.push_back(excite);
+    sequence::Event adc;
+    adc.kind = sequence::EventKind::adc;
+    adc.duration_s = 2.0;  // recovery before the next offset
+    adc.action = sequence::action::spoil_after;
+    d.events.push_back(adc);
+  }
+  return d;
 }
 
 tissue::Tissue workload_tissue(const std::string& name, std::int64_t voxels) {

@@ -1,4 +1,5 @@
-// The named benchmark workloads of docs/performance.md (mese, spgr3d, mrf),
+// The named benchmark workloads of docs/performance.md (mese, spgr3d, mrf,
+// cest),
 // defined once for the bench and the tests.
 #pragma once
 
@@ -24,6 +25,11 @@ sequence::MrfParams mrf_workload_params(const std::string& schedule_csv);
 
 // `schedule_csv` is only read by mrf.
 Workload make_workload(const std::string& name, const std::string& schedule_csv);
+
+// A Z-spectrum: at each of 41 offsets from -2 to +2 kHz, 3 s of continuous RF
+// at 1 uT on the 1 us raster (one waveform pulse), a spoiler, a 90 degree
+// pulse and its FID, then 2 s of recovery.
+sequence::Description cest_z_spectrum();
 
 // Deterministic tissue spread over the workload's ranges (a low-discrepancy
 // sequence, so any voxel count covers the ranges evenly).

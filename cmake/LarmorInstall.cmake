@@ -28,7 +28,7 @@ include(CMakePackageConfigHelpers)
 set(LARMOR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/larmor")
 set(LARMOR_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/larmor")
 set(LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN
-    "(_impl\\.hpp|epg/impl/[a-z_]+\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/prepared_run\\.hpp|simulate/slice_positions\\.hpp|estimators/perk/perk_device\\.hpp)$")
+    "(_impl\\.hpp|epg/impl/[a-z_]+\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/prepared_run\\.hpp|simulate/slice_positions\\.hpp|simulate/waveform_upload\\.hpp|estimators/perk/perk_device\\.hpp)$")
 # ... and what the executables alone link (src/cli; the bench's timed
 # launches) is not the library's at all.
 set(LARMOR_PRIVATE_HEADER_PATTERN

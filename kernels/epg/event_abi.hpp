@@ -17,7 +17,19 @@ enum class EventKind : std::uint8_t {
               // action::b1_fixed) about the axis at `phase`
   adc = 2,    // record F+_0 (times M0, demodulated by `phase`) into output_index;
               // a sample with voxel weights records their sum over the orders
+  // A pulse played sample by sample from its waveform (slice_profile: its
+  // table, 1-based; kernels/epg/waveform_pulse.hpp) at each voxel's own
+  // off-resonance, relaxing as it plays: one linear map per voxel over all
+  // orders. Its instant is the pulse's start and lasts the pulse's length;
+  // `duration` runs from its end. `flip` is the nominal flip (reports); the
+  // table's angles, times B1, turn; `phase` adds to every sample's phase.
+  waveform_pulse = 3,
 };
+
+// Whether an event of this kind turns the magnetisation with RF.
+inline constexpr bool is_rf(EventKind k) {
+  return k == EventKind::pulse || k == EventKind::waveform_pulse;
+}
 
 // Bits of the action word. Each set shift bit dephases by exactly one order
 // (one declared crusher moment); a description cannot express other moments.
@@ -47,7 +59,8 @@ inline constexpr std::uint32_t all_bits = (1u << 6) - 1u;
 //   saturation      float     bound-pool saturation weight of a pulse
 //   rf_frequency_hz float     RF offset of a pulse from the water resonance [Hz]
 //   slice_profile   int32     pulse: its slice-selective table, 1-based (0: an
-//                             instantaneous rotation); adc: its voxel weights,
+//                             instantaneous rotation); waveform_pulse: its
+//                             waveform, 1-based; adc: its voxel weights,
 //                             1-based (0: F+_0 alone; src/sequence/
 //                             voxel_integral.hpp); 0 for a wait
 inline constexpr int event_parameter_count = 10;

@@ -36,6 +36,21 @@ void check_slice_profiles(int used, int held, int positions, const std::string& 
   }
 }
 
+void check_waveforms(int used, int held, const std::string& kernel_name, const char* unsupported) {
+  if (used == 0) return;
+  if (unsupported != nullptr) {
+    throw std::invalid_argument(kernel_name + ": pulses played from their waveforms are not " +
+                                "supported here (" + unsupported +
+                                "); expand them into hard pulses "
+                                "(sequence::expand_waveform_pulses)");
+  }
+  if (used > held) {
+    throw std::invalid_argument(kernel_name + ": the pulses use " + std::to_string(used) +
+                                " waveforms but the run holds " + std::to_string(held) +
+                                " (build them with sequence::build_waveform_table)");
+  }
+}
+
 void check_sample_weights(int used, int held, int orders, int positions, int run_orders,
                           int run_positions, const std::string& kernel_name) {
   if (used == 0) return;
@@ -83,7 +98,7 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
   int shifts = 0;
   for (std::int64_t i = 0; i < ev.count; ++i) {
     const auto kind = ev.kind[i];
-    if (kind > static_cast<std::uint8_t>(abi::EventKind::adc)) {
+    if (kind > static_cast<std::uint8_t>(abi::EventKind::waveform_pulse)) {
       throw std::invalid_argument(where(i, "kind") + ": unknown event kind " +
                                   std::to_string(kind));
     }
@@ -121,7 +136,8 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     const int lobes = abi::lobes_in_interval(act, ev.action[i + 1 < ev.count ? i + 1 : 0]);
     r.control = act | (std::uint32_t(lobes) << 6) | (std::uint32_t(kind) << 8) |
                 (std::uint32_t(live) << 16);
-    const bool is_pulse = kind == static_cast<std::uint8_t>(abi::EventKind::pulse);
+    const bool is_pulse = abi::is_rf(static_cast<abi::EventKind>(kind));
+    const bool is_waveform = kind == static_cast<std::uint8_t>(abi::EventKind::waveform_pulse);
     if ((act & abi::action::b1_fixed) != 0 && !is_pulse) {
       throw std::invalid_argument(where(i, "action") + ": b1_fixed marks a pulse, not a " +
                                   (is_adc ? "sample" : "wait"));
@@ -133,12 +149,14 @@ std::vector<EventRecord> build_event_records(const abi::PackedEventsRef& ev, int
     }
     const std::int32_t profile = ev.slice_profile != nullptr ? ev.slice_profile[i] : 0;
     if (profile < 0 || (is_pulse && profile > abi::max_slice_profiles) ||
-        (!is_pulse && !is_adc && profile != 0)) {
+        (!is_pulse && !is_adc && profile != 0) || (is_waveform && profile == 0)) {
       throw std::invalid_argument(
           where(i, "slice_profile") + ": " + std::to_string(profile) +
-          (is_pulse ? " is outside [0, " + std::to_string(abi::max_slice_profiles) + "]"
-           : is_adc ? " is negative"
-                    : " must be 0 for a wait"));
+          (is_waveform ? " is outside [1, " + std::to_string(abi::max_slice_profiles) +
+                             "] (a waveform pulse's waveform)"
+           : is_pulse ? " is outside [0, " + std::to_string(abi::max_slice_profiles) + "]"
+           : is_adc   ? " is negative"
+                      : " must be 0 for a wait"));
     }
     if (shim != 0 && (act & abi::action::b1_fixed) != 0) {
       throw std::invalid_argument(where(i, "shim_index") +

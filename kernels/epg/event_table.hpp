@@ -63,6 +63,8 @@ KOKKOS_FORCEINLINE_FUNCTION int shim_of(const EventRecord& r) { return r.output_
 KOKKOS_FORCEINLINE_FUNCTION int slice_profile_of(const EventRecord& r) {
   return r.output_index >> 16;
 }
+// A waveform pulse's waveform, 1-based (the slice profile's bits).
+KOKKOS_FORCEINLINE_FUNCTION int waveform_of(const EventRecord& r) { return r.output_index >> 16; }
 // A sample's voxel weights, 1-based (0: it records F+_0 alone).
 KOKKOS_FORCEINLINE_FUNCTION int sample_weights_of(const EventRecord& r) { return r.sample_weights; }
 KOKKOS_FORCEINLINE_FUNCTION int live_orders_of(const EventRecord& r) {
@@ -112,6 +114,13 @@ void check_order_limit(int orders, const std::string& kernel_name);
 void check_slice_profiles(int used, int held, int positions, const std::string& kernel_name,
                           const char* unsupported = nullptr);
 
+// Refuses a launch whose waveform pulses use `used` waveforms when the tissue
+// views hold `held`; `unsupported` (not null) says why this kernel plays no
+// waveform at all (the simulator runs those on the pulses' samples instead:
+// sequence::expand_waveform_pulses).
+void check_waveforms(int used, int held, const std::string& kernel_name,
+                     const char* unsupported = nullptr);
+
 // Refuses a launch whose samples use `used` voxel-weight tables when the
 // tissue views hold `held` over `orders` orders and `positions` positions,
 // where the run has `run_orders` orders and `run_positions` positions.
@@ -134,6 +143,9 @@ struct EventTable {
   // The largest voxel-weight table a sample uses (0: every sample records
   // F+_0); a run needs that many (TissueViews::weights).
   int sample_weight_tables = 0;
+  // The largest waveform a waveform pulse uses (0: none); a run needs that
+  // many (TissueViews::waveforms).
+  int waveforms = 0;
 };
 
 template <class MemorySpace>
@@ -153,6 +165,9 @@ EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int
   for (const EventRecord& r : host) {
     if (kind_of(r) == abi::EventKind::pulse && slice_profile_of(r) > table.slice_profiles) {
       table.slice_profiles = slice_profile_of(r);
+    }
+    if (kind_of(r) == abi::EventKind::waveform_pulse && waveform_of(r) > table.waveforms) {
+      table.waveforms = waveform_of(r);
     }
     if (sample_weights_of(r) > table.sample_weight_tables) {
       table.sample_weight_tables = sample_weights_of(r);

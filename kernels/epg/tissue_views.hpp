@@ -8,6 +8,7 @@
 
 #include "common/kokkos_compat.hpp"
 #include "epg/slice_profile.hpp"
+#include "epg/waveform_pulse.hpp"
 
 namespace larmor::epg {
 
@@ -141,6 +142,8 @@ struct TissueViews {
   SliceProfileViews<MemorySpace> slice;
   // Samples weighted over the voxel (at the slice position above).
   SampleWeightViews<MemorySpace> weights;
+  // Pulses played from their waveforms.
+  WaveformViews<MemorySpace> waveforms;
   int voxels = 0;
   // Which declared terms this run evaluates (set on the host, uniform).
   bool diffusion = false, flow = false, washout = false;
@@ -154,7 +157,7 @@ struct TissueViews {
 template <class MemorySpace>
 bool declares_terms(const TissueViews<MemorySpace>& t) {
   return t.transport() || t.washout || t.transmit.channels > 0 || t.slice.active() ||
-         t.weights.active();
+         t.weights.active() || t.waveforms.active();
 }
 
 // The tissue directions of derivatives, in this order everywhere.

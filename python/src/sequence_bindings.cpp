@@ -95,7 +95,7 @@ sequence::Description build(const std::string& builder, const py::kwargs& keys) 
 std::vector<std::size_t> pulse_events(const sequence::Description& d) {
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < d.events.size(); ++i) {
-    if (d.events[i].kind == sequence::EventKind::pulse) out.push_back(i);
+    if (abi::is_rf(d.events[i].kind)) out.push_back(i);
   }
   return out;
 }

@@ -78,7 +78,7 @@ Description assemble(const InstantForm& form, const std::string& name) {
   };
   std::vector<char> takes_before(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
-    takes_before[i] = form.instants[i].event.kind == EventKind::pulse && gap_before(i).shifts > 0 &&
+    takes_before[i] = abi::is_rf(form.instants[i].event.kind) && gap_before(i).shifts > 0 &&
                       form.instants[i].after.shifts > 0;
   }
   auto shifts_left = [&](std::size_t gap_owner_next, const Gap& gap) {

@@ -38,9 +38,32 @@ double Description::lobe_time_after_s(std::size_t i) const {
   return double(abi::lobes_in_interval(events[i].action, next)) * crusher.duration_s;
 }
 
+double PulseWaveform::duration_s() const {
+  double t = 0.0;
+  for (const auto& r : runs) t += r.dt_s * double(r.samples);
+  return t;
+}
+
+std::int64_t PulseWaveform::samples() const {
+  std::int64_t n = 0;
+  for (const auto& r : runs) n += r.samples;
+  return n;
+}
+
+double Description::instant_length_s(std::size_t i) const {
+  const Event& e = events[i];
+  if (e.kind != EventKind::waveform_pulse || e.waveform < 1 ||
+      std::size_t(e.waveform) > waveforms.size()) {
+    return 0.0;
+  }
+  return waveforms[std::size_t(e.waveform - 1)].duration_s();
+}
+
 double Description::total_duration_s() const {
   double t = 0.0;
-  for (std::size_t i = 0; i < events.size(); ++i) t += events[i].duration_s + lobe_time_after_s(i);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    t += instant_length_s(i) + events[i].duration_s + lobe_time_after_s(i);
+  }
   return t;
 }
 
@@ -49,7 +72,7 @@ std::vector<double> Description::timestamps_s() const {
   double now = 0.0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     t[i] = now;
-    now += events[i].duration_s + lobe_time_after_s(i);
+    now += instant_length_s(i) + events[i].duration_s + lobe_time_after_s(i);
   }
   return t;
 }
@@ -80,6 +103,13 @@ void place_lobes_within_timing(Description& d, double lobe_s) {
 
 void Description::append(const Description& other) {
   events.insert(events.end(), other.events.begin(), other.events.end());
+  if (!other.waveforms.empty()) {
+    const int offset = int(waveforms.size());
+    waveforms.insert(waveforms.end(), other.waveforms.begin(), other.waveforms.end());
+    for (std::size_t i = events.size() - other.events.size(); i < events.size(); ++i) {
+      if (events[i].waveform > 0) events[i].waveform += offset;
+    }
+  }
   if (!crusher.declared()) crusher = other.crusher;
   if (shims.channels == 0) shims = other.shims;
   if (other.voxel.declared()) {
@@ -175,7 +205,7 @@ void for_each_step(const Event& e, bool forward, Visit&& visit) {
   const auto shift_if = [&](std::uint32_t bit) {
     if ((e.action & bit) != 0) visit(Step::shift);
   };
-  const Step instant = e.kind == EventKind::pulse ? Step::pulse
+  const Step instant = abi::is_rf(e.kind) ? Step::pulse
                        : e.kind == EventKind::adc
                            ? (e.voxel_weights > 0 ? Step::weighted_sample : Step::sample)
                            : Step::wait;

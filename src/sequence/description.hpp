@@ -28,6 +28,7 @@ struct Event {
   float saturation = 0.0f;
   double rf_frequency_hz = 0.0;
   std::int32_t slice_profile = 0;  // pulse: 1-based into slice_profiles; 0: instantaneous
+  std::int32_t waveform = 0;       // waveform_pulse: 1-based into Description::waveforms
   // adc: 1-based into voxel.residuals_per_m, the sample then records the mean
   // over the voxel (VoxelIntegral); 0: F+_0 alone.
   std::int32_t voxel_weights = 0;
@@ -77,6 +78,26 @@ struct PlayedPulse {
   bool empty() const { return amplitude_rad_s.empty(); }
 };
 
+// A pulse played from its waveform at each voxel's own off-resonance, relaxing
+// as it plays (EventKind::waveform_pulse; src/sequence/waveform_pulses.hpp).
+// Its samples, in the frame of its RF frequency (where a voxel precesses at
+// df - rf_frequency_hz), as runs of equal samples: each turns by `angle_rad`
+// about the axis at `phase_rad` (the frame's phase at the pulse's start is
+// 0) and lasts `dt_s`, acting at its centre. `flip_rad` is the nominal flip
+// the angles are written for: an event of flip f turns by angle x f /
+// flip_rad (by the angles as written where flip_rad is 0).
+struct WaveformRun {
+  double angle_rad = 0.0, phase_rad = 0.0, dt_s = 0.0;
+  std::int64_t samples = 0;
+};
+struct PulseWaveform {
+  std::vector<WaveformRun> runs;
+  double rf_frequency_hz = 0.0;
+  double flip_rad = 0.0;
+  double duration_s() const;
+  std::int64_t samples() const;
+};
+
 struct SliceProfileSpec {
   std::string name;              // where it was declared (deck key), for messages
   std::vector<double> waveform;  // real RF amplitude samples, uniform in time
@@ -118,6 +139,7 @@ struct Description {
   CrusherGradient crusher;
   TransmitShims shims;
   std::vector<SliceProfileSpec> slice_profiles;
+  std::vector<PulseWaveform> waveforms;
   VoxelIntegral voxel;
   // Parameters that produced it, written as attributes next to the signals.
   std::map<std::string, double> parameters;
@@ -129,7 +151,9 @@ struct Description {
   // crush_before lobe (the last event's holds the first event's, as a
   // repeated period does). 0 without a lobe duration.
   double lobe_time_after_s(std::size_t i) const;
-  // Durations and lobes, from the first instant.
+  // The time event i's instant itself takes: a waveform pulse's length, else 0.
+  double instant_length_s(std::size_t i) const;
+  // Durations, lobes and waveform pulses, from the first instant.
   double total_duration_s() const;
   // Timestamp of event i's instant: the durations and lobes before it.
   std::vector<double> timestamps_s() const;

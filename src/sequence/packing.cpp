@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sequence/voxel_integral.hpp"
+#include "sequence/waveform_pulses.hpp"
 
 namespace larmor::sequence {
 
@@ -31,9 +32,8 @@ namespace {
                               what);
 }
 
-}  // namespace
-
-PackedSequence pack(const Description& d) {
+// What the whole description must hold before any event is packed.
+void check_description(const Description& d) {
   if (d.events.size() > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     throw std::invalid_argument("sequence '" + d.name + "' has " + std::to_string(d.events.size()) +
                                 " events; the kernels index events with 32-bit integers");
@@ -69,7 +69,82 @@ PackedSequence pack(const Description& d) {
         "sequence '" + d.name + "': " + std::to_string(d.slice_profiles.size()) +
         " slice profiles exceed the kernels' limit of " + std::to_string(abi::max_slice_profiles));
   }
+  if (d.waveforms.size() > std::size_t(abi::max_slice_profiles)) {
+    throw std::invalid_argument("sequence '" + d.name + "': " + std::to_string(d.waveforms.size()) +
+                                " pulse waveforms exceed the kernels' limit of " +
+                                std::to_string(abi::max_slice_profiles));
+  }
   validate_voxel_integral(d);
+  validate_waveforms(d);
+}
+
+// One event's values, against the description's tables.
+void check_event(const Description& d, std::size_t i) {
+  const Event& e = d.events[i];
+  if (!std::isfinite(e.duration_s) || e.duration_s < 0.0) {
+    refuse(d, i, "duration " + std::to_string(e.duration_s) + " s must be finite and >= 0");
+  }
+  if (!std::isfinite(e.flip_rad)) refuse(d, i, "flip angle is not finite");
+  if (!std::isfinite(e.phase_rad)) refuse(d, i, "phase is not finite");
+  if (!std::isfinite(e.rf_frequency_hz)) refuse(d, i, "rf_frequency_hz is not finite");
+  if ((e.action & ~action::all_bits) != 0) refuse(d, i, "unknown action bits");
+  const bool rf = abi::is_rf(e.kind);
+  if (!rf && e.flip_rad != 0.0) {
+    refuse(d, i, "a flip angle on an event that is not a pulse");
+  }
+  if (e.kind == EventKind::adc && (e.action & (action::crush_before | action::crush_after))) {
+    refuse(d, i, "crushers belong to refocusing pulses, not to a readout");
+  }
+  if (e.shim_index < 0 || (!rf && e.shim_index != 0)) {
+    refuse(d, i,
+           "shim_index " + std::to_string(e.shim_index) +
+               (rf ? " is negative" : " on an event that is not a pulse"));
+  }
+  if (e.shim_index > d.shims.settings()) {
+    refuse(d, i,
+           "shim_index " + std::to_string(e.shim_index) + " but the sequence declares " +
+               std::to_string(d.shims.settings()) + " shim settings");
+  }
+  if (e.slice_profile < 0 || (e.kind != EventKind::pulse && e.slice_profile != 0) ||
+      e.slice_profile > int(d.slice_profiles.size())) {
+    refuse(d, i,
+           "slice_profile " + std::to_string(e.slice_profile) + " but the sequence declares " +
+               std::to_string(d.slice_profiles.size()) + " slice profiles" +
+               (e.kind == EventKind::pulse ? "" : " (and the event is not a pulse)"));
+  }
+  if (e.voxel_weights < 0 || (e.kind != EventKind::adc && e.voxel_weights != 0) ||
+      e.voxel_weights > int(d.voxel.residuals_per_m.size())) {
+    refuse(d, i,
+           "voxel_weights " + std::to_string(e.voxel_weights) + " but the sequence declares " +
+               std::to_string(d.voxel.residuals_per_m.size()) + " sample residuals" +
+               (e.kind == EventKind::adc ? "" : " (and the event is not a sample)"));
+  }
+  if (e.waveform < 0 || (e.kind != EventKind::waveform_pulse && e.waveform != 0) ||
+      (e.kind == EventKind::waveform_pulse &&
+       (e.waveform == 0 || e.waveform > int(d.waveforms.size())))) {
+    refuse(d, i,
+           "waveform " + std::to_string(e.waveform) + " but the sequence declares " +
+               std::to_string(d.waveforms.size()) + " pulse waveforms" +
+               (e.kind == EventKind::waveform_pulse ? "" : " (and the event is not one)"));
+  }
+  if ((e.action & action::b1_fixed) != 0 && !rf) {
+    refuse(d, i, "b1_fixed (a flip B1 does not scale) on an event that is not a pulse");
+  }
+  if ((e.action & action::b1_fixed) != 0 && e.shim_index != 0) {
+    refuse(d, i,
+           "a pulse B1 does not scale (b1_fixed) cannot use a transmit shim setting "
+           "(shim_index " +
+               std::to_string(e.shim_index) + ")");
+  }
+  if (e.slice_profile > 0 && e.flip_rad < 0.0) {
+    refuse(d, i, "a slice-selective pulse needs a flip angle >= 0 (turn its phase instead)");
+  }
+}
+
+}  // namespace
+
+PackedSequence pack(const Description& d) {
+  check_description(d);
   PackedSequence p;
   const std::size_t n = d.events.size();
   p.duration.reserve(n);
@@ -85,56 +160,7 @@ PackedSequence pack(const Description& d) {
   double now = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = d.events[i];
-    if (!std::isfinite(e.duration_s) || e.duration_s < 0.0) {
-      refuse(d, i, "duration " + std::to_string(e.duration_s) + " s must be finite and >= 0");
-    }
-    if (!std::isfinite(e.flip_rad)) refuse(d, i, "flip angle is not finite");
-    if (!std::isfinite(e.phase_rad)) refuse(d, i, "phase is not finite");
-    if (!std::isfinite(e.rf_frequency_hz)) refuse(d, i, "rf_frequency_hz is not finite");
-    if ((e.action & ~action::all_bits) != 0) refuse(d, i, "unknown action bits");
-    if (e.kind != EventKind::pulse && e.flip_rad != 0.0) {
-      refuse(d, i, "a flip angle on an event that is not a pulse");
-    }
-    if (e.kind == EventKind::adc && (e.action & (action::crush_before | action::crush_after))) {
-      refuse(d, i, "crushers belong to refocusing pulses, not to a readout");
-    }
-    if (e.shim_index < 0 || (e.kind != EventKind::pulse && e.shim_index != 0)) {
-      refuse(
-          d, i,
-          "shim_index " + std::to_string(e.shim_index) +
-              (e.kind == EventKind::pulse ? " is negative" : " on an event that is not a pulse"));
-    }
-    if (e.shim_index > d.shims.settings()) {
-      refuse(d, i,
-             "shim_index " + std::to_string(e.shim_index) + " but the sequence declares " +
-                 std::to_string(d.shims.settings()) + " shim settings");
-    }
-    if (e.slice_profile < 0 || (e.kind != EventKind::pulse && e.slice_profile != 0) ||
-        e.slice_profile > int(d.slice_profiles.size())) {
-      refuse(d, i,
-             "slice_profile " + std::to_string(e.slice_profile) + " but the sequence declares " +
-                 std::to_string(d.slice_profiles.size()) + " slice profiles" +
-                 (e.kind == EventKind::pulse ? "" : " (and the event is not a pulse)"));
-    }
-    if (e.voxel_weights < 0 || (e.kind != EventKind::adc && e.voxel_weights != 0) ||
-        e.voxel_weights > int(d.voxel.residuals_per_m.size())) {
-      refuse(d, i,
-             "voxel_weights " + std::to_string(e.voxel_weights) + " but the sequence declares " +
-                 std::to_string(d.voxel.residuals_per_m.size()) + " sample residuals" +
-                 (e.kind == EventKind::adc ? "" : " (and the event is not a sample)"));
-    }
-    if ((e.action & action::b1_fixed) != 0 && e.kind != EventKind::pulse) {
-      refuse(d, i, "b1_fixed (a flip B1 does not scale) on an event that is not a pulse");
-    }
-    if ((e.action & action::b1_fixed) != 0 && e.shim_index != 0) {
-      refuse(d, i,
-             "a pulse B1 does not scale (b1_fixed) cannot use a transmit shim setting "
-             "(shim_index " +
-                 std::to_string(e.shim_index) + ")");
-    }
-    if (e.slice_profile > 0 && e.flip_rad < 0.0) {
-      refuse(d, i, "a slice-selective pulse needs a flip angle >= 0 (turn its phase instead)");
-    }
+    check_event(d, i);
     // The kernels' duration runs from this instant to the next: the free
     // evolution and the lobes between (event_abi.hpp).
     const double interval_s = e.duration_s + d.lobe_time_after_s(i);
@@ -146,8 +172,11 @@ PackedSequence pack(const Description& d) {
     p.shim_index.push_back(e.shim_index);
     p.saturation.push_back(e.saturation);
     p.rf_frequency_hz.push_back(static_cast<float>(e.rf_frequency_hz));
-    // One array, by kind: a pulse's slice table, a sample's voxel weights.
-    p.slice_profile.push_back(e.kind == EventKind::adc ? e.voxel_weights : e.slice_profile);
+    // One array, by kind: a pulse's slice table, a waveform pulse's
+    // waveform, a sample's voxel weights.
+    p.slice_profile.push_back(e.kind == EventKind::adc              ? e.voxel_weights
+                              : e.kind == EventKind::waveform_pulse ? e.waveform
+                                                                    : e.slice_profile);
     if (e.kind == EventKind::adc) {
       p.output_index.push_back(p.samples++);
       p.sample_times_s.push_back(now);
@@ -155,7 +184,7 @@ PackedSequence pack(const Description& d) {
     } else {
       p.output_index.push_back(-1);
     }
-    now += interval_s;
+    now += interval_s + d.instant_length_s(i);
   }
   return p;
 }

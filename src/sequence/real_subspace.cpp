@@ -64,6 +64,10 @@ RealSubspacePlan plan_real_subspace(const Description& d, const RealSubspaceDecl
   bool have_axis = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Event& e = d.events[i];
+    if (e.kind == EventKind::waveform_pulse) {
+      return refused("event " + std::to_string(i) +
+                     ": a pulse played from its waveform relaxes and precesses as it turns");
+    }
     if (e.kind != EventKind::pulse) continue;
     if (e.slice_profile > 0) {
       return refused("event " + std::to_string(i) +

@@ -140,7 +140,7 @@ double flops_per_voxel(const sequence::PackedSequence& p, int orders, bool on_ax
   for (std::int64_t i = 0; i < p.size(); ++i) {
     shifts += abi::shifts_of(p.action[std::size_t(i)]);
     const double live = std::min(shifts + 1, orders);
-    if (p.kind[std::size_t(i)] == std::uint8_t(abi::EventKind::pulse)) flops += rotation * live;
+    if (abi::is_rf(abi::EventKind(p.kind[std::size_t(i)]))) flops += rotation * live;
     if (p.duration[std::size_t(i)] > 0.0f) flops += interval * live;
   }
   return flops;

@@ -1,5 +1,6 @@
 // One run of a simulator's kernels on a backend, prepared once: the stream
-// chosen, its event table, the slice profiles and sample weights uploaded and
+// chosen, its event table, the slice profiles, sample weights and pulse
+// waveforms uploaded and
 // the launch size, from the one budget rule (memory_budget.hpp). Every mode (forward,
 // forward mode, reverse, forward over reverse), the steady-state solver and
 // the bench's timed launches (kernel_timing.cpp) set up through it.
@@ -12,6 +13,7 @@
 #include "simulate/memory_budget.hpp"
 #include "simulate/simulator.hpp"
 #include "simulate/slice_positions.hpp"
+#include "simulate/waveform_upload.hpp"
 
 namespace larmor::simulate {
 
@@ -33,6 +35,7 @@ class PreparedRun {
     check_slice_tissue(sim.slice_profiles(), tissue, sim.description());
     slice_ = upload_slice_profiles<Mem>(sim.slice_profiles());
     weights_ = upload_sample_weights<Mem>(sim.sample_weights(table.orders));
+    waveforms_ = upload_waveforms<Mem>(sim.waveform_table());
     positions = slice_.active() ? slice_.positions : 1;
     chunk =
         voxels_per_launch(launch_memory_budget<ExecSpace>(), bytes_per_kernel_voxel, tissue.voxels,
@@ -47,6 +50,7 @@ class PreparedRun {
                                      std::int64_t count) const {
     epg::TissueViews<Mem> views = upload_tissue<Mem>(tissue, begin, count, sim_.description());
     views.weights = weights_;
+    views.waveforms = waveforms_;
     if (positions > 1) {
       views.slice = slice_;
       views.voxels = int(count * positions);
@@ -69,6 +73,7 @@ class PreparedRun {
   const Simulator& sim_;
   epg::SliceProfileViews<Mem> slice_;
   epg::SampleWeightViews<Mem> weights_;
+  epg::WaveformViews<Mem> waveforms_;
 };
 
 }  // namespace larmor::simulate

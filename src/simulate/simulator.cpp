@@ -15,6 +15,7 @@ Simulator::Simulator(const sequence::Description& description, const Options& op
     : description_(description),
       packed_(sequence::pack(description)),
       slice_table_(sequence::build_slice_profile_table(description)),
+      waveform_table_(sequence::build_waveform_table(description)),
       states_(sequence::resolve_state_count(description, options.max_order)),
       launch_(options.launch ? *options.launch : LaunchSettings::from_environment()),
       kernel_states_(launch_.trim_orders
@@ -101,6 +102,54 @@ double Simulator::reverse_bytes_per_voxel(const tissue::Tissue& tissue, int chec
                                        tissue.has_bound_pool() ? 1 : 0) *
              4.0 * (second_order ? 2.0 : 1.0) +
          samples() * 8.0;
+}
+
+const Simulator::HardPulseTwin* Simulator::hard_pulse_twin() const {
+  if (waveform_table_.waveforms() == 0) return nullptr;
+  const std::lock_guard<std::mutex> lock(*twin_mutex_);
+  if (!twin_) {
+    std::vector<std::int64_t> origin;
+    sequence::Description expanded = sequence::expand_waveform_pulses(description_, &origin);
+    Options options = options_;
+    options.max_order = max_order();
+    options.launch = launch_;
+    twin_ = std::make_shared<HardPulseTwin>(HardPulseTwin{Simulator(expanded, options), origin});
+  }
+  return twin_.get();
+}
+
+bool Simulator::needs_hard_pulses(const tissue::Tissue& tissue) const {
+  return waveform_table_.waveforms() > 0 && (tissue.has_second_pool() || tissue.has_bound_pool());
+}
+
+void Simulator::fold_twin_rows(const HardPulseTwin& twin, const std::vector<float>& from,
+                               float* to) const {
+  constexpr int columns = epg::sequence_gradient::count;
+  std::fill(to, to + events() * columns, 0.0f);
+  const auto& events = twin.simulator.description().events;
+  for (std::size_t j = 0; j < events.size(); ++j) {
+    const std::size_t i = std::size_t(twin.origin[j]);
+    const sequence::Event& e = description_.events[i];
+    const float* g = from.data() + j * columns;
+    float* out = to + i * columns;
+    if (e.kind != sequence::EventKind::waveform_pulse) {
+      for (int c = 0; c < columns; ++c) out[c] += g[c];
+      continue;
+    }
+    const sequence::Event& h = events[j];
+    if (h.kind != sequence::EventKind::pulse) continue;  // the lead to the first sample
+    // Each hard pulse's flip is its angle times the event's flip over the
+    // waveform's; every sample's phase moves with the event's; the event's
+    // duration is the last's tail.
+    if (e.flip_rad != 0.0) {
+      out[epg::sequence_gradient::flip] +=
+          g[epg::sequence_gradient::flip] * float(h.flip_rad / e.flip_rad);
+    }
+    out[epg::sequence_gradient::phase] += g[epg::sequence_gradient::phase];
+    if (j + 1 == events.size() || std::size_t(twin.origin[j + 1]) != i) {
+      out[epg::sequence_gradient::duration] += g[epg::sequence_gradient::duration];
+    }
+  }
 }
 
 std::vector<float> Simulator::run(const tissue::Tissue& tissue) const {

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "sequence/real_subspace.hpp"
 #include "sequence/slice_profile.hpp"
 #include "sequence/voxel_integral.hpp"
+#include "sequence/waveform_pulses.hpp"
 #include "simulate/launch_settings.hpp"
 #include "tissue/tissue.hpp"
 
@@ -83,6 +86,12 @@ class Simulator {
   // run each voxel once per position and sum the positions' signals; the
   // reverse modes refuse them.
   const sequence::SliceProfileTable& slice_profiles() const { return slice_table_; }
+  // The pulses played from their waveforms (waveforms() == 0: none). Forward
+  // runs, forward mode and the steady-state iteration integrate them in the
+  // kernels; the reverse modes and pooled models run the same description
+  // with each as hard pulses at its samples (sequence::expand_waveform_pulses)
+  // and fold the sequence gradients back onto the waveform pulses.
+  const sequence::WaveformTable& waveform_table() const { return waveform_table_; }
   // The voxel weights of the description's weighted samples for runs of
   // `orders` orders (kernel_states() or states()); tables == 0 where every
   // sample records F+_0.
@@ -181,11 +190,25 @@ class Simulator {
   sequence::RealSubspacePlan axis_plan_;
   sequence::PackedSequence axis_packed_;
   sequence::SliceProfileTable slice_table_;
+  sequence::WaveformTable waveform_table_;
+  // The hard-pulse twin, made on first use (a long pulse's samples are many).
+  struct HardPulseTwin;
+  const HardPulseTwin* hard_pulse_twin() const;
+  bool needs_hard_pulses(const tissue::Tissue& tissue) const;
+  // Sequence rows (events x columns) of the twin summed onto this description's events.
+  void fold_twin_rows(const HardPulseTwin& twin, const std::vector<float>& from, float* to) const;
+  mutable std::shared_ptr<HardPulseTwin> twin_;
+  std::shared_ptr<std::mutex> twin_mutex_ = std::make_shared<std::mutex>();
   int states_ = 0;
   LaunchSettings launch_;
   int kernel_states_ = 0;
   sequence::VoxelWeightTable kernel_weights_, carried_weights_;
   Options options_;
+};
+
+struct Simulator::HardPulseTwin {
+  Simulator simulator;
+  std::vector<std::int64_t> origin;  // per twin event: the event it comes from
 };
 
 }  // namespace larmor::simulate

@@ -34,6 +34,10 @@ void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool o
   using Mem = typename ExecSpace::memory_space;
   tissue.validate("simulation tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
+  if (needs_hard_pulses(tissue)) {
+    hard_pulse_twin()->simulator.run_forward<ExecSpace>(tissue, signals, on_device);
+    return;
+  }
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
   // A launch holds each kernel voxel's signals.
@@ -84,6 +88,10 @@ void Simulator::run_tissue_jvp_into(const tissue::Tissue& tissue, float* signals
   constexpr int directions = epg::tissue_tangent_count;
   tissue.validate("forward-mode tissue");
   if (tissue.voxels == 0 || samples() == 0) return;
+  if (needs_hard_pulses(tissue)) {
+    hard_pulse_twin()->simulator.run_tissue_jvp_into<ExecSpace>(tissue, signals, tangents);
+    return;
+  }
   // On the axis the df tangent is carried off it (kernels/epg/impl/axis_state.hpp).
   bool on_axis = false;
   const auto& stream = forward_stream(tissue, &on_axis);
@@ -170,6 +178,17 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   std::fill(sequence_gradients, sequence_gradients + events * sequence_columns, 0.0f);
   if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
   if (tissue.voxels == 0 || events == 0) return;
+  if (const HardPulseTwin* twin = hard_pulse_twin()) {
+    // The reverse sweeps take no waveform pulses: the twin's, folded back.
+    const std::size_t rows = std::size_t(twin->simulator.events()) * sequence_columns;
+    std::vector<float> twin_gradients(rows), twin_hvp(second_order ? rows : 0);
+    twin->simulator.run_reverse<ExecSpace>(
+        tissue, directions, cotangents, tissue_gradients, twin_gradients.data(), tissue_hvp,
+        second_order ? twin_hvp.data() : nullptr, checkpoint_interval);
+    fold_twin_rows(*twin, twin_gradients, sequence_gradients);
+    if (second_order) fold_twin_rows(*twin, twin_hvp, sequence_hvp);
+    return;
+  }
   // The reverse sweep takes the rewrite as a forward run does (at float: the
   // HVP's dual numbers run the complex kernels, on the original stream).
   const bool on_axis = !second_order && reverse_real_path_refusal(tissue).empty();

@@ -106,6 +106,9 @@ SteadyStateReport Simulator::run_steady_state_into(const tissue::Tissue& tissue,
     throw std::invalid_argument("steady state: max_repetitions must be >= 1, got " +
                                 std::to_string(steady.max_repetitions));
   }
+  if (needs_hard_pulses(tissue)) {
+    return hard_pulse_twin()->simulator.run_steady_state_into<ExecSpace>(tissue, signals, steady);
+  }
   SteadyStateReport report;
   report.repetitions.assign(std::size_t(tissue.voxels), -1);
   if (tissue.voxels == 0) return report;

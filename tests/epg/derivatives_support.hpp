@@ -11,6 +11,7 @@
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
 #include "epg/forward_support.hpp"
+#include "sequence/waveform_pulses.hpp"
 
 namespace larmor::test {
 
@@ -148,8 +149,10 @@ inline std::vector<std::array<double, 5>> derivative_bounds(const sequence::Desc
                                                             const reference::Tissue& x) {
   std::vector<std::array<double, 5>> out;
   double t = 0.0, flips = 0.0;
-  for (const auto& e : d.events) {
-    if (e.kind == abi::EventKind::pulse) flips += std::abs(e.flip_rad);
+  for (std::size_t i = 0; i < d.events.size(); ++i) {
+    const auto& e = d.events[i];
+    t += d.instant_length_s(i);
+    if (abi::is_rf(e.kind)) flips += std::abs(e.flip_rad);
     if (e.kind == abi::EventKind::adc) {
       const double inv_t1 = std::isinf(x.t1_s) ? 0.0 : 1.0 / x.t1_s;
       const double inv_t2 = std::isinf(x.t2_s) ? 0.0 : 1.0 / x.t2_s;
@@ -171,7 +174,10 @@ inline void expect_dot_product_identity(const sequence::Description& d, const ti
     std::vector<float> tangents(std::size_t(t.voxels) * epg::tissue_tangent_count * samples * 2);
     sim.run_tissue_jvp_into<TEST_EXECSPACE>(t, signals.data(), tangents.data());
     const auto vjp = run_vjp(d, t, 0, w);
-    const double tol = float_tolerance(std::int64_t(d.events.size()));
+    // The reverse sweeps step a waveform pulse's samples one by one, in float.
+    const double tol = float_tolerance(std::int64_t(
+        sequence::has_waveform_pulses(d) ? sequence::expand_waveform_pulses(d).events.size()
+                                         : d.events.size()));
     for (int v = 0; v < t.voxels; ++v) {
       const auto bounds = derivative_bounds(d, voxel_of(t, v));
       ASSERT_EQ(int(bounds.size()), samples);
@@ -223,7 +229,7 @@ inline int expect_sequence_gradients_match_differences(
     const auto& e = d.events[i];
     for (int c = 0; c < epg::sequence_gradient::count; ++c) {
       // Flips of pulses, phases of pulses and samples, durations of intervals.
-      const bool pulse = e.kind == abi::EventKind::pulse, adc = e.kind == abi::EventKind::adc;
+      const bool pulse = abi::is_rf(e.kind), adc = e.kind == abi::EventKind::adc;
       if ((c == 0 && !pulse) || (c == 1 && !pulse && !adc) || (c == 2 && e.duration_s <= 0)) {
         EXPECT_EQ(vjp.sequence[i * 3 + c], 0.0f) << "event " << i << ", value " << c;
         continue;

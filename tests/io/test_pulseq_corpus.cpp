@@ -154,6 +154,8 @@ Outcome run_file(const fs::path& path, std::optional<double> b0_t, bool split_al
   tissue.t2_s = t2;
   // The kernel against the double-precision EPG of the same events: what is
   // left between the two simulations below is the translation's.
+  // (It plays a pulse played from its waveform as its samples' hard pulses,
+  // which the kernel integrates per voxel instead.)
   const auto epg = d.slice_profiles.empty()
                        ? reference::simulate(d, tissue, std::max(2, d.declared_winding() + 1))
                        : std::vector<reference::Complex>{};
@@ -362,16 +364,21 @@ TEST(PulseqCorpus, pulses_marked_as_inversions_can_be_left_unscaled_by_b1) {
   int inversions = 0;
   for (const auto& p : report.pulses) inversions += p.use == 'i';
   ASSERT_GT(inversions, 0);
-  // The inversions last 10 ms: each is hard pulses whose flips add to 180
-  // degrees, every one of them fixed.
+  // The inversions last 10 ms: each is played from its waveform, whose
+  // samples add to 180 degrees, every one of them fixed.
   double fixed_flip = 0.0;
   int fixed = 0, pulses = 0;
   for (const auto& e : d.events) {
-    if (e.kind != sequence::EventKind::pulse || e.flip_rad == 0.0) continue;
+    if (!abi::is_rf(e.kind) || e.flip_rad == 0.0) continue;
     ++pulses;
     if ((e.action & sequence::action::b1_fixed) != 0) {
       ++fixed;
-      fixed_flip += e.flip_rad;
+      EXPECT_EQ(e.kind, sequence::EventKind::waveform_pulse);
+      double angles = 0.0;
+      for (const auto& run : d.waveforms.at(std::size_t(e.waveform - 1)).runs) {
+        angles += run.angle_rad * double(run.samples);
+      }
+      fixed_flip += angles;
     }
   }
   EXPECT_NEAR(fixed_flip, inversions * M_PI, 0.02 * inversions);

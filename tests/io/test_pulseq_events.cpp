@@ -18,6 +18,8 @@
 #include "sequence/builders/builders.hpp"
 #include "sequence/canonical.hpp"
 #include "sequence/operators.hpp"
+#include "sequence/waveform_pulses.hpp"
+#include "simulate/simulator.hpp"
 #include "test_paths.hpp"
 
 namespace larmor::io::pulseq {
@@ -144,12 +146,27 @@ TEST(PulseqEvents, Version15SplitPulsePpmRotation) {
                            act::crush_before | act::crush_after));
   expected.push_back(
       adc((670 - 445.5) * us, 0.1 + 0.002 * f0_mhz, act::echo_centre | act::shift_after));
-  expect_events(d, expected);
+  // The MT pulse is one event played from its waveform: four equal samples
+  // in the frame of its 1 kHz offset, one run; as hard pulses at the
+  // samples' centres it is the list above, sample by sample.
+  ASSERT_EQ(d.waveforms.size(), 1u);
+  const sequence::PulseWaveform& w = d.waveforms[0];
+  ASSERT_EQ(w.runs.size(), 1u);
+  EXPECT_EQ(w.runs[0].samples, 4);
+  EXPECT_NEAR(w.runs[0].angle_rad, w1 * us, 1e-12);
+  EXPECT_NEAR(w.rf_frequency_hz, 1000.0, 1e-9);
+  EXPECT_NEAR(w.duration_s(), 4 * us, 1e-15);
+  ASSERT_EQ(d.events[0].kind, EventKind::waveform_pulse);
+  EXPECT_NEAR(d.events[0].duration_s, (225 - 4) * us, 1e-12);
+  expect_events(sequence::expand_waveform_pulses(d), expected);
   EXPECT_EQ(report.crusher_source, "definition");
-  EXPECT_EQ(report.split_pulses, 1);
+  EXPECT_EQ(report.waveform_pulses, 1);
   EXPECT_EQ(report.spoiled_gaps, 1);
-  // Each MT sample carries its power for a bound pool: w1^2 x 1 us.
-  EXPECT_NEAR(d.events[1].saturation, w1 * w1 * us, 1e-6 * w1 * w1 * us);
+  // The pulse carries its power for a bound pool, each hard pulse its
+  // sample's: w1^2 x 1 us.
+  EXPECT_NEAR(d.events[0].saturation, 4 * w1 * w1 * us, 1e-6 * w1 * w1 * us);
+  EXPECT_NEAR(sequence::expand_waveform_pulses(d).events[1].saturation, w1 * w1 * us,
+              1e-6 * w1 * w1 * us);
 }
 
 // A spin echo written inline: crusher areas `before` and `after` (1/m) around
@@ -212,6 +229,53 @@ TEST(PulseqEvents, CrushersOfUnequalAreasAreTheVoxelsMean) {
         << what;
     EXPECT_NE(what.find("two crusher areas"), std::string::npos) << what;
   }
+}
+
+// A CEST preparation: 3 s of continuous RF 400 Hz off resonance on the 1 us
+// raster (three million samples, one shape line), then an excitation and
+// its FID. The saturation is one event whose waveform is one run; the
+// kernel's sample agrees with a spin that plays every raster cell.
+std::string cest_v14() {
+  return "[VERSION]\nmajor 1\nminor 4\nrevision 2\n[DEFINITIONS]\nAdcRasterTime 1e-07\n"
+         "BlockDurationRaster 1e-05\nGradientRasterTime 1e-05\nRadiofrequencyRasterTime 1e-06\n"
+         "[BLOCKS]\n1 300000 1 0 0 0 0 0\n2 100 0 0 0 0 0 0\n3 10 2 0 0 0 0 0\n"
+         "4 10 0 0 0 0 1 0\n[RF]\n1 80 1 2 0 0 400 0\n2 2500 3 4 0 0 0 0\n"
+         "[ADC]\n1 1 1000 0 0 0\n[SHAPES]\nshape_id 1\nnum_samples 3000000\n1 0 0 2999997\n"
+         "shape_id 2\nnum_samples 3000000\n0 0 2999998\nshape_id 3\nnum_samples 100\n"
+         "1 0 0 97\nshape_id 4\nnum_samples 100\n0 0 98\n";
+}
+
+TEST(PulseqEvents, ThreeSecondSaturationIsOneEventAndMatchesTheSpin) {
+  const PulseqFile file = PulseqFile::parse(cest_v14(), "cest.seq");
+  TranslationReport report;
+  const auto d = to_description(file, hand_written(), &report);
+  EXPECT_LE(d.events.size(), 4u);
+  ASSERT_EQ(d.waveforms.size(), 1u);
+  EXPECT_EQ(d.waveforms[0].runs.size(), 1u);
+  EXPECT_EQ(d.waveforms[0].samples(), 3000000);
+  EXPECT_EQ(report.waveform_pulses, 1);
+  ASSERT_FALSE(report.pulses.empty());
+  EXPECT_NE(report.pulses[0].how.find("3000000 samples in 1 run, 400.0 Hz off resonance"),
+            std::string::npos)
+      << report.pulses[0].how;
+  simulate::Simulator sim(d);
+  tissue::Tissue t;
+  t.voxels = 1;
+  t.t1_s.uniform = 1.0f;
+  t.t2_s.uniform = 0.1f;
+  const std::vector<float> ours = sim.run(t);
+  ASSERT_EQ(ours.size(), 2u);
+  reference::Tissue tissue;
+  tissue.t1_s = 1.0;
+  tissue.t2_s = 0.1;
+  const auto spin = reference::simulate_pulseq_bloch(file, tissue, reference::BlochOptions{});
+  ASSERT_EQ(spin.size(), 1u);
+  // The saturation leaves a third of the magnetisation (2 pi 80 Hz against
+  // 400 Hz off resonance over three T1), so an error in it shows.
+  EXPECT_LT(std::abs(spin[0].value), 0.9);
+  EXPECT_GT(std::abs(spin[0].value), 0.1);
+  EXPECT_LT(std::abs(std::complex<double>(ours[0], ours[1]) - spin[0].value), 1e-4)
+      << "larmor (" << ours[0] << ", " << ours[1] << ") against the spin's " << spin[0].value;
 }
 
 TEST(PulseqEvents, FileWithoutAdcRefused) {

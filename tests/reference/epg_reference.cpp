@@ -18,6 +18,8 @@
 // but the state read off as F+_k would be conj(F-_k) (the mirror order).
 #include "reference/epg_reference.hpp"
 
+#include "sequence/waveform_pulses.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -54,7 +56,10 @@ void check_event(const Event& e) {
     throw std::invalid_argument("reference: unknown action bits");
   }
   if (e.kind != EventKind::wait && e.kind != EventKind::pulse && e.kind != EventKind::adc) {
-    throw std::invalid_argument("reference: unknown event kind");
+    throw std::invalid_argument(e.kind == EventKind::waveform_pulse
+                                    ? "reference: a pulse played from its waveform (give the "
+                                      "reference its samples: sequence::expand_waveform_pulses)"
+                                    : "reference: unknown event kind");
   }
 }
 
@@ -358,6 +363,9 @@ void run_events(const Description& d, const Tissue& tissue, EpgState& state,
 }
 
 std::vector<Complex> simulate(const Description& d, const Tissue& tissue, int orders) {
+  if (larmor::sequence::has_waveform_pulses(d)) {
+    return simulate(larmor::sequence::expand_waveform_pulses(d), tissue, orders);
+  }
   EpgState state(orders);
   std::vector<Complex> samples;
   run_events(d, tissue, state, samples);
@@ -370,6 +378,10 @@ double isochromat_dephasing_rad(int j, int n_isochromats) {
 
 std::vector<Complex> simulate_isochromats(const Description& d, const Tissue& tissue,
                                           int n_isochromats, const PulseOverride& pulse) {
+  if (larmor::sequence::has_waveform_pulses(d)) {
+    return simulate_isochromats(larmor::sequence::expand_waveform_pulses(d), tissue, n_isochromats,
+                                pulse);
+  }
   std::vector<Complex> samples;
   run_isochromats(d, tissue, n_isochromats, samples, pulse);
   return samples;

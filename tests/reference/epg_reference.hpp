@@ -23,10 +23,13 @@
 //   F_k = mean_j M+_j exp(-i k theta_j),   Z_k = mean_j Mz_j exp(-i k theta_j).
 //
 // Both ignore saturation and rf_frequency_hz: they model one pool and
-// instantaneous pulses. simulate() also models the declared terms (diffusion,
-// flow and washout against the description's crusher, a transmit array
-// combined by its shim settings), each written from the physics of its own
-// signed order (see epg_reference.cpp); the isochromats do not.
+// instantaneous pulses. Both play a pulse played from its waveform
+// (EventKind::waveform_pulse) as the hard pulses at its samples
+// (sequence::expand_waveform_pulses, pinned against a file's samples in
+// test_pulseq_events.cpp), which the kernels integrate per voxel instead. simulate() also models
+// the declared terms (diffusion, flow and washout against the description's crusher, a transmit
+// array combined by its shim settings), each written from the physics of its own signed order (see
+// epg_reference.cpp); the isochromats do not.
 #pragma once
 
 #include <array>

@@ -92,6 +92,7 @@ void simulate_reverse(const ExecSpace& exec,
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
+  check_waveforms(events.waveforms, tissue.waveforms.waveforms(), name, "the reverse sweeps");
   check_sample_weights(events.sample_weight_tables, tissue.weights.tables(), tissue.weights.orders,
                        tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (checkpoint_interval < 0) {

@@ -9,15 +9,15 @@
 
 #include "common/denormals.hpp"
 #include "common/dual.hpp"
+#include "epg/event_table.hpp"
 #include "epg/impl/axis_dual_state.hpp"
 #include "epg/impl/axis_state.hpp"
-#include "epg/event_table.hpp"
 #include "epg/impl/operators.hpp"
 #include "epg/impl/part_ring_state.hpp"
 #include "epg/impl/ring_state.hpp"
 #include "epg/impl/state_block.hpp"
-#include "epg/tissue_views.hpp"
 #include "epg/impl/transport.hpp"
+#include "epg/tissue_views.hpp"
 
 namespace larmor::epg {
 
@@ -285,7 +285,10 @@ struct ForwardKernel {
           shift(team, exchange, state, lane, live);
         }
 
-        if (Declared && !OnAxis && kind == abi::EventKind::pulse && slice_profile_of(rec) > 0) {
+        if (Declared && !OnAxis && kind == abi::EventKind::waveform_pulse) {
+          waveform_pulse(rec, lane, state, live);
+        } else if (Declared && !OnAxis && kind == abi::EventKind::pulse &&
+                   slice_profile_of(rec) > 0) {
           slice_selective_pulse(rec, lane, state, live);
         } else if (kind == abi::EventKind::pulse) {
           // Trains repeat their flip angles: the sine and cosine of flip x B1
@@ -447,6 +450,51 @@ struct ForwardKernel {
         rotation[l] = make_general_rotation(q, Real(axis.cos_phase), Real(axis.sin_phase));
       }
       state.rotate_general(live, rotation);
+    }
+  }
+
+  // A pulse played from its waveform: each lane integrates it at its own
+  // relaxation and off-resonance (waveform_pulse.hpp), every order takes the
+  // map, order 0 what recovered, and diffusion and flow act over the pulse's
+  // length (without a gradient, alike on every state of an order, so they
+  // commute with the pulse).
+  KOKKOS_INLINE_FUNCTION void waveform_pulse(const EventRecord& rec,
+                                             const LaneTissue<Real, Lanes>& lane, State& state,
+                                             int live) const {
+    if constexpr (Declared && !OnAxis) {
+      const int index = waveform_of(rec) - 1;
+      const WaveformViews<memory_space>& w = tissue.waveforms;
+      GeneralRotation<Real> rotation[Lanes];
+      StateTriple<Real> recovered[Lanes];
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        const PulseAxis axis = pulse_axis(rec, tissue.transmit.field(lane.source(l), shim_of(rec)));
+        const WaveformMap<Real> m = integrate_waveform(
+            w, index, Real(axis.gain * w.flip_scale(index, rec.flip)) * pulse_b1(rec, lane.b1[l]),
+            axis.cos_phase, axis.sin_phase, lane.r1[l], lane.r2[l], lane.df_hz[l]);
+        rotation[l] = linear_part(m);
+        recovered[l] = m.offset;
+      }
+      state.rotate_general(live, rotation);
+      state.for_each_order(1, [&](int order, int l, Real& p_re, Real& p_im, Real& m_re, Real& m_im,
+                                  Real& z_re, Real& z_im) {
+        if (order != 0) return;
+        p_re += recovered[l].p_re, p_im += recovered[l].p_im;
+        m_re += recovered[l].m_re, m_im += recovered[l].m_im;
+        z_re += recovered[l].z_re, z_im += recovered[l].z_im;
+      });
+      if (tissue.transport()) {
+        LaneWalks<Lanes> walks;
+        LARMOR_UNROLL
+        for (int l = 0; l < Lanes; ++l) {
+          walks.set(l, interval_walk(lane.transport[l], w.length_s(index), state.first_order));
+        }
+        if (tissue.flow) {
+          state.template transport<transport_families::all, true>(live, walks);
+        } else {
+          state.template transport<transport_families::all, false>(live, walks);
+        }
+      }
     }
   }
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <type_traits>
 
-#include "epg/impl/event_loop.hpp"
 #include "epg/forward.hpp"
+#include "epg/impl/event_loop.hpp"
 #include "epg/impl/pooled_impl.hpp"
 
 namespace larmor::epg {
@@ -271,6 +271,8 @@ void simulate_forward(const ExecSpace& exec,
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
+  check_waveforms(events.waveforms, tissue.waveforms.waveforms(), name,
+                  tissue.pools.active() ? "a pooled model" : nullptr);
   check_sample_weights(events.sample_weight_tables, tissue.weights.tables(), tissue.weights.orders,
                        tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (tissue.pools.active()) {  // a pooled model has layouts of its own
@@ -323,6 +325,8 @@ void simulate_tissue_jvp(const ExecSpace& exec,
   }
   check_slice_profiles(events.slice_profiles, tissue.slice.profiles(), tissue.slice.positions, name,
                        tissue.pools.active() ? "a pooled model" : nullptr);
+  check_waveforms(events.waveforms, tissue.waveforms.waveforms(), name,
+                  tissue.pools.active() ? "a pooled model" : nullptr);
   check_sample_weights(events.sample_weight_tables, tissue.weights.tables(), tissue.weights.orders,
                        tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (tissue.pools.active()) {

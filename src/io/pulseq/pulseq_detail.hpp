@@ -146,6 +146,7 @@ PulseAnalysis analyse_pulse(const PulseqFile& file, const Block& b, const BlockG
 // quantisation (pulseq_moments.cpp) sees them.
 struct InstantTrack {
   std::vector<double> times;
+  std::vector<double> lengths;  // how long each instant lasts (a waveform pulse's length)
   std::vector<int> block_ids;
   std::vector<sequence::Event> events;
   std::vector<Vec3> moments;       // moment vector since t = 0 at each [1/m]

@@ -118,6 +118,7 @@ sequence::Description Translation::run() {
   add_samples();
   sequence::Description d = quantise_gaps(file_, sorted_track(), options_, report_);
   d.slice_profiles = profiles_;
+  d.waveforms = waveforms_;
   return d;
 }
 
@@ -211,17 +212,21 @@ void Translation::lay_blocks() {
 // pulse is one per sample; every_sample keeps every ADC sample), refused at
 // once past the limit with what makes them.
 void Translation::count_instants() const {
-  long long total = 0, split_samples = 0, adc_samples = 0;
+  long long total = 0, adc_samples = 0;
   const bool every = options_.adc == AdcSampling::every_sample;
   for (std::size_t bi = 0; bi < file_.blocks.size(); ++bi) {
-    if (pulses_[bi]) {
-      const long long n = split(*pulses_[bi]) ? pulses_[bi]->mag->samples : 1;
-      total += n;
-      if (n > 1) split_samples += n;
-    }
+    if (pulses_[bi]) ++total;  // one instant, however many samples it plays
     const Block& b = file_.blocks[bi];
     if (b.adc != 0) {
-      const long long n = every ? file_.adc.at(b.adc).samples : 1;
+      // Choosing a readout's sample walks its samples, kept or not.
+      const long long samples = file_.adc.at(b.adc).samples;
+      if (samples > options_.max_instants) {
+        fail_(b.id, b.id,
+              "the ADC has " + std::to_string(samples) + " samples, more than the " +
+                  std::to_string(options_.max_instants) +
+                  " pulses and samples allowed (max_instants in [sequence])");
+      }
+      const long long n = every ? samples : 1;
       total += n;
       adc_samples += n;
     }
@@ -230,9 +235,7 @@ void Translation::count_instants() const {
             "up to here the file makes " + std::to_string(total) +
                 " pulses and samples, more than the " + std::to_string(options_.max_instants) +
                 " allowed (max_instants in [sequence]; each takes about 100 bytes): " +
-                std::to_string(split_samples) +
-                " are hard pulses of off-resonant or long pulses, played sample by sample, and " +
-                std::to_string(adc_samples) + " samples");
+                std::to_string(adc_samples) + " of them samples");
     }
   }
 }

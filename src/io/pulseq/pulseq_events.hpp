@@ -123,7 +123,7 @@ struct TranslationReport {
   // Half the half-maximum width of the narrowest pulse that acts as one
   // rotation [Hz]: off-resonance beyond it is not rotated as EPG assumes.
   double narrowest_half_bandwidth_hz = 0.0;
-  int split_pulses = 0, missed_pulses = 0, dropped_adcs = 0;
+  int waveform_pulses = 0, missed_pulses = 0, dropped_adcs = 0;
   std::vector<PulseRecord> pulses;
   std::vector<AdcRecord> adcs;
   std::vector<std::string> warnings;  // reader warnings and the translation's assumptions

@@ -1,5 +1,5 @@
 // The instants of a Pulseq file (docs/pulseq.md): each RF pulse as one
-// rotation at its centre, as hard pulses, or played across the slice's
+// rotation at its centre, played from its waveform, or played across the slice's
 // positions; each ADC's sample at the k-space centre of the echo it records.
 #include <algorithm>
 #include <cmath>
@@ -19,12 +19,6 @@ constexpr double kDegrees = 57.29577951308232;
 constexpr double kProfileEdge = 0.02;
 // Without a `use` code, pulses of at least this flip refocus.
 constexpr double kRefocusingFlipRad = 120.0 / kDegrees;
-// A hard pulse of a split on-resonance pulse lasts at most this long and
-// turns by at most kSegmentTurnRad, about an axis that moves by at most
-// kSegmentPhaseRad: the samples it joins rotate about nearly one axis.
-constexpr double kSegmentSeconds = 1e-4;
-constexpr double kSegmentTurnRad = 0.1;
-constexpr double kSegmentPhaseRad = 0.05;
 // Slice thicknesses the positions of a played pulse span (its slice and a
 // thickness of tails either side).
 constexpr double kSliceExtent = 2.0;
@@ -116,7 +110,7 @@ void Translation::add_pulses() {
     if (played) {
       add_played_pulse(bi, p, record, bits);
     } else if (split(p)) {
-      add_hard_pulses(bi, p, record, bits);
+      add_waveform_pulse(bi, p, record, bits);
     } else {
       add_instant_pulse(bi, p, record, bits);
     }
@@ -168,63 +162,111 @@ void Translation::add_instant_pulse(std::size_t bi, const PulseAnalysis& p, Puls
   instants_.push_back(in);
 }
 
-// Hard pulses: off resonance one per sample with the offset's phase ramp;
-// on resonance (or a selective pulse at its slice's centre) the samples
-// joined into short segments. A selective pulse's gradient acts around the
-// whole pulse (moments at its centre), as around one rotation.
-void Translation::add_hard_pulses(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
-                                  std::uint32_t bits) {
+// A pulse played from its waveform: one instant at the pulse's start that
+// lasts its length, whose samples each voxel integrates at its own
+// off-resonance (sequence::PulseWaveform). Off resonance the samples are
+// written in the frame of the RF frequency (the event's phase holds the
+// ramp's phase at the start); a selective pulse acts at its slice's centre,
+// where the RF is on resonance, and its gradient acts around the whole pulse
+// (moments at its centre), as around one rotation. Pulses of equal samples
+// share a waveform.
+void Translation::add_waveform_pulse(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
+                                     std::uint32_t bits) {
   const Block& b = file_.blocks[bi];
   const RfEvent& rf = *p.rf;
   const Sampling& s = p.sampling;
   const bool off_resonance = p.freq != 0.0 && !p.selective;
-  const double centre_t = starts_[bi] + rf.delay_s + p.centre;
-  int made = 0;
-  std::size_t n = 0;
   const std::size_t samples = std::size_t(p.mag->samples);
-  while (n < samples) {
-    // One segment: samples [n, end).
-    std::complex<double> area = p.sample_value(int(n)) * s.w[n];
-    double power = std::norm(p.sample_value(int(n))) * s.w[n];
-    const double first_phase = std::arg(p.sample_value(int(n)));
-    const double t0 = s.t[n] - 0.5 * s.w[n];
-    std::size_t end = n + 1;
-    while (!off_resonance && end < samples) {
-      const std::complex<double> w = p.sample_value(int(end)) * s.w[end];
-      const double t1 = s.t[end] + 0.5 * s.w[end];
-      if (t1 - t0 > kSegmentSeconds || std::abs(area + w) > kSegmentTurnRad ||
-          (std::abs(w) > 0.0 && std::fabs(wrapped(std::arg(w) - first_phase)) > kSegmentPhaseRad)) {
-        break;
-      }
-      area += w;
-      power += std::norm(p.sample_value(int(end))) * s.w[end];
-      ++end;
+  // Cells of the RF raster: a sample each, or with a time shape the
+  // piecewise-linear waveform between its points at the cells' centres.
+  std::vector<std::complex<double>> cell;
+  double cell_s = s.w[0], start_rel = s.t[0] - 0.5 * s.w[0];  // from the RF event's delay
+  if (rf.time_shape == 0 || samples < 2) {
+    for (std::size_t n = 0; n < samples; ++n) cell.push_back(p.sample_value(int(n)));
+  } else {
+    const double span = s.t.back() - s.t.front(), raster = file_.definitions.rf_raster_s;
+    const double cells_wanted = std::max(1.0, std::round(span / raster));
+    if (!(cells_wanted <= double(options_.max_instants))) {
+      fail_(b.id, b.id,
+            "the RF pulse's time shape spans " + std::to_string(span) + " s, " +
+                std::to_string(cells_wanted) + " cells of the RF raster: more than the " +
+                std::to_string(options_.max_instants) + " allowed (max_instants in [sequence])");
     }
-    const double t_mid = 0.5 * (t0 + s.t[end - 1] + 0.5 * s.w[end - 1]);
-    reserve(b, 1);
-    TimedInstant in;
-    in.t = starts_[bi] + rf.delay_s + (end - n == 1 ? s.t[n] : t_mid);
-    in.block_index = int(bi);
-    if (p.selective) in.moment_time = centre_t;
-    in.event.kind = sequence::EventKind::pulse;
-    in.event.flip_rad = std::abs(area);
-    in.event.phase_rad =
-        p.event_phase + std::arg(area) +
-        kTwoPi * p.freq *
-            ((p.selective ? p.centre : in.t - starts_[bi] - rf.delay_s) - p.ramp_origin);
-    in.event.rf_frequency_hz = off_resonance ? p.freq : 0.0;
-    in.event.saturation = single_precision_power(power, b.id, fail_);
-    in.event.action = bits;
-    instants_.push_back(in);
-    ++made;
-    n = end;
+    const long long cells = (long long)(cells_wanted);
+    cell_s = span / double(cells);
+    start_rel = s.t.front();
+    std::size_t k = 0;
+    for (long long j = 0; j < cells; ++j) {
+      const double t = s.t.front() + (double(j) + 0.5) * cell_s;
+      while (k + 2 < samples && s.t[k + 1] < t) ++k;
+      const double f = (t - s.t[k]) / (s.t[k + 1] - s.t[k]);
+      const std::complex<double> lo = p.sample_value(int(k)), hi = p.sample_value(int(k + 1));
+      cell.push_back(lo == hi ? lo : lo + (hi - lo) * f);
+    }
   }
-  ++report_.split_pulses;
-  record.how = "split into " + std::to_string(made) + " hard pulses (" +
+  sequence::PulseWaveform w;
+  w.rf_frequency_hz = off_resonance ? p.freq : 0.0;
+  w.flip_rad = std::abs(p.area);
+  double length = 0.0;
+  for (std::size_t n = 0; n < cell.size(); ++n) {
+    const std::complex<double> a = cell[n];
+    const double dt = rf.time_shape == 0 ? s.w[n] : cell_s;
+    sequence::WaveformRun run{std::abs(a) * dt, std::abs(a) > 0.0 ? std::arg(a) : 0.0, dt, 1};
+    length += dt;
+    if (!w.runs.empty()) {
+      sequence::WaveformRun& last = w.runs.back();
+      if (last.angle_rad == run.angle_rad && last.phase_rad == run.phase_rad &&
+          last.dt_s == run.dt_s) {
+        ++last.samples;
+        continue;
+      }
+    }
+    w.runs.push_back(run);
+  }
+  reserve(b, 1);
+  TimedInstant in;
+  in.t = starts_[bi] + rf.delay_s + start_rel;
+  in.length = length;
+  in.moment_time = starts_[bi] + rf.delay_s + p.centre;
+  in.block_index = int(bi);
+  in.event.kind = sequence::EventKind::waveform_pulse;
+  in.event.flip_rad = w.flip_rad;
+  in.event.phase_rad =
+      p.event_phase +
+      wrapped(kTwoPi * p.freq * ((p.selective ? p.centre : start_rel) - p.ramp_origin));
+  in.event.rf_frequency_hz = w.rf_frequency_hz;
+  in.event.saturation = single_precision_power(p.power, b.id, fail_);
+  in.event.action = bits;
+  const std::size_t runs = w.runs.size();
+  in.event.waveform = waveform_index(std::move(w));
+  instants_.push_back(in);
+  ++report_.waveform_pulses;
+  record.how = "played from its waveform (" + std::to_string(cell.size()) + " samples in " +
+               std::to_string(runs) + (runs == 1 ? " run, " : " runs, ") +
                (off_resonance ? fixed(p.freq, 1) + " Hz off resonance"
                 : p.selective ? std::string("at the slice's centre")
                               : fixed(s.duration * 1e3, 2) + " ms long") +
                ")";
+}
+
+// The 1-based index of a waveform equal to `w`, added if new.
+int Translation::waveform_index(sequence::PulseWaveform w) {
+  for (std::size_t i = 0; i < waveforms_.size(); ++i) {
+    const sequence::PulseWaveform& o = waveforms_[i];
+    if (o.rf_frequency_hz != w.rf_frequency_hz || o.flip_rad != w.flip_rad ||
+        o.runs.size() != w.runs.size()) {
+      continue;
+    }
+    bool same = true;
+    for (std::size_t r = 0; r < o.runs.size() && same; ++r) {
+      same = o.runs[r].angle_rad == w.runs[r].angle_rad &&
+             o.runs[r].phase_rad == w.runs[r].phase_rad && o.runs[r].dt_s == w.runs[r].dt_s &&
+             o.runs[r].samples == w.runs[r].samples;
+    }
+    if (same) return int(i) + 1;
+  }
+  waveforms_.push_back(std::move(w));
+  return int(waveforms_.size());
 }
 
 // A slice-selective pulse played at each slice position: its own waveform
@@ -491,6 +533,7 @@ InstantTrack Translation::sorted_track() const {
     const TimedInstant& in = instants_[i];
     out.readout_axes.push_back(in.readout);
     out.times.push_back(in.t);
+    out.lengths.push_back(in.length);
     out.block_ids.push_back(file_.blocks[std::size_t(in.block_index)].id);
     out.events.push_back(in.event);
     out.moments.push_back(own_moment[i]);

@@ -61,7 +61,7 @@ std::string voxel_text(const Vec3& voxel) {
 std::string describe(const sequence::Event& e, double t) {
   char text[64];
   std::snprintf(text, sizeof text, "%s at %.6g ms",
-                e.kind == sequence::EventKind::pulse ? "the RF pulse" : "the ADC sample", t * 1e3);
+                abi::is_rf(e.kind) ? "the RF pulse" : "the ADC sample", t * 1e3);
   return text;
 }
 
@@ -89,7 +89,7 @@ struct Gaps {
   std::vector<Vec3> moment;
   std::size_t first_pulse = 0;
   std::size_t n = 0;
-  bool pulse(std::size_t k) const { return kinds[k] == sequence::EventKind::pulse; }
+  bool pulse(std::size_t k) const { return abi::is_rf(kinds[k]); }
   std::vector<sequence::EventKind> kinds;
 };
 
@@ -284,8 +284,18 @@ Plan Planner::plan(const Vec3& u) const {
   for (std::size_t k = 0; k < n; ++k) {
     sequence::Instant instant;
     instant.event = in_.events[k];
-    const double duration = (k + 1 < n ? in_.times[k + 1] : in_.end_time) - in_.times[k];
-    instant.after.duration_s = duration;
+    // A pulse played from its waveform takes its length at its instant.
+    const double duration =
+        (k + 1 < n ? in_.times[k + 1] : in_.end_time) - in_.times[k] - in_.lengths[k];
+    if (duration < -1e-12) {
+      throw PulseqError(file_.path + ": block " + std::to_string(in_.block_ids[k]) +
+                        ": the RF pulse played from its waveform lasts until " +
+                        std::to_string((in_.times[k] + in_.lengths[k]) * 1e3) + " ms, past " +
+                        (k + 1 < n ? describe(in_.events[k + 1], in_.times[k + 1])
+                                   : std::string("the end of the sequence")) +
+                        ", which the EPG path cannot overlap with it");
+    }
+    instant.after.duration_s = std::max(0.0, duration);
     if (k >= gaps_.first_pulse) {
       walk.wound = add(walk.wound, gaps_.moment[k]);
       if (k + 1 == n) {

@@ -57,9 +57,9 @@ std::string format_report(const TranslationReport& r, int detail_rows) {
   int kept = 0;
   for (const AdcRecord& a : r.adcs) kept += a.kept_sample >= 0;
   std::snprintf(line, sizeof line,
-                "RF pulses: %zu (%d miss the voxel, %d split into hard pulses); ADCs: %zu (%d "
+                "RF pulses: %zu (%d miss the voxel, %d played from their waveforms); ADCs: %zu (%d "
                 "kept, %d dropped)\n",
-                r.pulses.size(), r.missed_pulses, r.split_pulses, r.adcs.size(), kept,
+                r.pulses.size(), r.missed_pulses, r.waveform_pulses, r.adcs.size(), kept,
                 r.dropped_adcs);
   s << line;
   int shown = 0;

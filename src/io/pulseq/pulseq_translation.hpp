@@ -36,6 +36,8 @@ struct TimedInstant {
   // selective pulse) the pulse's centre, so that the slice-select gradient
   // acts around the whole pulse as it does around one rotation.
   double moment_time = -1.0;
+  // How long the instant lasts: a pulse played from its waveform, its length.
+  double length = 0.0;
 };
 
 // What a pulse does to the k-space position of the signal that is sampled.
@@ -86,8 +88,9 @@ class Translation {
   bool excites(const PulseAnalysis& p) const;
   void add_instant_pulse(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
                          std::uint32_t bits);
-  void add_hard_pulses(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
-                       std::uint32_t bits);
+  void add_waveform_pulse(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
+                          std::uint32_t bits);
+  int waveform_index(sequence::PulseWaveform w);
   void add_played_pulse(std::size_t bi, const PulseAnalysis& p, PulseRecord& record,
                         std::uint32_t bits);
   int played_profile(std::size_t bi, const PulseAnalysis& p);
@@ -112,6 +115,7 @@ class Translation {
   // Played pulses (slice profiles), one per distinct played pulse, found by
   // a digest of its samples.
   std::vector<sequence::SliceProfileSpec> profiles_;
+  std::vector<sequence::PulseWaveform> waveforms_;
   std::multimap<double, int> profile_of_;
   std::map<std::tuple<int, int, int>, double> half_widths_;
 };

@@ -64,6 +64,40 @@ long on_raster_us(double t, std::size_t instant, const std::string& name) {
   return long(whole);
 }
 
+// What a Pulseq 1.4 file of 20 us hard pulses can say of pulse instant `k` at
+// `at_us`; anything else is refused, naming the instant.
+void check_writable_pulse(const sequence::Description& d, const sequence::Event& e, std::size_t k,
+                          long at_us) {
+  const auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument("Pulseq writer (" + d.name + "): instant " + std::to_string(k) +
+                                " (the pulse at " + number(at_us * 1e-3) + " ms) " + why);
+  };
+  if (e.kind == sequence::EventKind::waveform_pulse) {
+    refuse("is played from its waveform; the writer writes hard pulses only");
+  }
+  if (e.rf_frequency_hz != 0.0) {
+    refuse("is an off-resonant pulse; the writer keeps hard pulses on resonance only");
+  }
+  if ((e.action & sequence::action::b1_fixed) != 0) {
+    refuse(
+        "keeps its nominal flip whatever B1 is (b1_scaled = false); a Pulseq 1.4 file "
+        "cannot say so, and read back it would scale with B1");
+  }
+  // (The power of the written pulse itself, as a file read back carries, is kept.)
+  const double written_power = e.flip_rad * e.flip_rad / (kRfSamples * 1e-6);
+  if (e.saturation != 0.0f && std::fabs(e.saturation - written_power) > 1e-4 * written_power) {
+    refuse(
+        "carries the power of a pulse of its own duration (a bound pool's saturation); "
+        "the writer writes every pulse as a 20 us hard pulse, of another power");
+  }
+  if (e.slice_profile != 0 || e.shim_index != 0) {
+    refuse(std::string("is ") +
+           (e.slice_profile != 0 ? "slice-selective ([[sequence.across_slice]])"
+                                 : "played with a transmit shim setting") +
+           "; the writer writes non-selective hard pulses of the scalar transmit field only");
+  }
+}
+
 }  // namespace
 
 double written_crusher_moment(const sequence::Description& d, const WriteOptions& options) {
@@ -129,32 +163,8 @@ std::string format_pulseq(const sequence::Description& d, const WriteOptions& op
       throw std::invalid_argument("Pulseq writer (" + d.name + "): instant " + std::to_string(k) +
                                   " is closer than 20 us to the one before it");
     }
-    if (e.kind == sequence::EventKind::pulse) {
-      const auto refuse = [&](const std::string& why) {
-        throw std::invalid_argument("Pulseq writer (" + d.name + "): instant " + std::to_string(k) +
-                                    " (the pulse at " + number(at[k] * 1e-3) + " ms) " + why);
-      };
-      if (e.rf_frequency_hz != 0.0) {
-        refuse("is an off-resonant pulse; the writer keeps hard pulses on resonance only");
-      }
-      if ((e.action & sequence::action::b1_fixed) != 0) {
-        refuse(
-            "keeps its nominal flip whatever B1 is (b1_scaled = false); a Pulseq 1.4 file "
-            "cannot say so, and read back it would scale with B1");
-      }
-      // (The power of the written pulse itself, as a file read back carries, is kept.)
-      const double written_power = e.flip_rad * e.flip_rad / (kRfSamples * 1e-6);
-      if (e.saturation != 0.0f && std::fabs(e.saturation - written_power) > 1e-4 * written_power) {
-        refuse(
-            "carries the power of a pulse of its own duration (a bound pool's saturation); "
-            "the writer writes every pulse as a 20 us hard pulse, of another power");
-      }
-      if (e.slice_profile != 0 || e.shim_index != 0) {
-        refuse(std::string("is ") +
-               (e.slice_profile != 0 ? "slice-selective ([[sequence.across_slice]])"
-                                     : "played with a transmit shim setting") +
-               "; the writer writes non-selective hard pulses of the scalar transmit field only");
-      }
+    if (abi::is_rf(e.kind)) {
+      check_writable_pulse(d, e, k, at[k]);
       w.block(2 * kInstantHalfUs, w.rf_for(e), 0, 0, 0, 0);
     } else {
       w.block(2 * kInstantHalfUs, 0, 0, 0, 0, w.adc_for(e));
