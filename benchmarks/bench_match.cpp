@@ -58,6 +58,42 @@ void add_noise(const std::vector<float>& signals, float sigma, std::uint64_t fir
   for (auto& t : pool) t.join();
 }
 
+// Each chunk copied from host memory into a staging buffer while the device
+// matches the chunk before. Every chunk holds the first chunk's signals (in
+// full chunks), so every result is checked against the timed pass's `timed`.
+struct OverlappedPass {
+  double read_s = 0.0, total_s = 0.0;
+  std::int64_t differing = 0;
+};
+OverlappedPass overlapped_pass(const estimators::dictionary::Dictionary& c, std::int64_t chunk,
+                               std::int64_t voxels, int samples,
+                               const std::vector<float>& first_chunk,
+                               const estimators::dictionary::MatchResult& timed) {
+  namespace dict = estimators::dictionary;
+  using clock = std::chrono::steady_clock;
+  OverlappedPass out;
+  dict::Matcher overlapped(c, chunk);
+  dict::MatchResult ro;
+  ro.resize(voxels);
+  const auto t0 = clock::now();
+  for (std::int64_t v0 = 0; v0 < voxels; v0 += overlapped.chunk_voxels()) {
+    const std::int64_t count = std::min(overlapped.chunk_voxels(), voxels - v0);
+    const auto r0 = clock::now();
+    std::memcpy(overlapped.staging(), first_chunk.data(),
+                sizeof(float) * std::size_t(count) * samples * 2);
+    out.read_s += std::chrono::duration<double>(clock::now() - r0).count();
+    overlapped.match_staged(count, ro, v0);
+  }
+  overlapped.finish();
+  out.total_s = std::chrono::duration<double>(clock::now() - t0).count();
+  for (std::int64_t v = 0; v < voxels; ++v) {
+    const std::int64_t same_voxel = v % overlapped.chunk_voxels();
+    out.differing += same_voxel < std::int64_t(first_chunk.size() / (samples * 2)) &&
+                     ro.atom[v] != timed.atom[same_voxel];
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
@@ -114,32 +150,10 @@ int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   const dict::MatchTimings& phase = matcher.timings();
   const double total_s =
       dictionary_s + compress_s + phase.transfer_s + phase.project_s + phase.match_s;
-  // Overlapped: each chunk copied from host memory into a staging buffer
-  // while the device matches the chunk before. Every chunk holds the first
-  // chunk's signals (in full chunks), so every result can be checked.
-  double read_s = 0.0, overlapped_s = 0.0;
-  std::int64_t differing = 0;
-  {
-    dict::Matcher overlapped(c, matcher.chunk_voxels());
-    dict::MatchResult ro;
-    ro.resize(voxels);
-    t0 = clock::now();
-    for (std::int64_t v0 = 0; v0 < voxels; v0 += overlapped.chunk_voxels()) {
-      const std::int64_t count = std::min(overlapped.chunk_voxels(), voxels - v0);
-      const auto r0 = clock::now();
-      std::memcpy(overlapped.staging(), first_chunk.data(),
-                  sizeof(float) * std::size_t(count) * samples * 2);
-      read_s += seconds(r0);
-      overlapped.match_staged(count, ro, v0);
-    }
-    overlapped.finish();
-    overlapped_s = seconds(t0);
-    for (std::int64_t v = 0; v < voxels; ++v) {
-      const std::int64_t same_voxel = v % overlapped.chunk_voxels();
-      differing += same_voxel < std::int64_t(first_chunk.size() / (samples * 2)) &&
-                   ro.atom[v] != rc.atom[same_voxel];
-    }
-  }
+  const OverlappedPass over =
+      overlapped_pass(c, matcher.chunk_voxels(), voxels, samples, first_chunk, rc);
+  const double read_s = over.read_s, overlapped_s = over.total_s;
+  const std::int64_t differing = over.differing;
   // Uncompressed on the subset, for the maps' agreement.
   t0 = clock::now();
   const dict::MatchResult r = dict::match(d, kept, subset);

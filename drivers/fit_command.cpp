@@ -47,6 +47,60 @@ double since(clock::time_point t) {
   return std::chrono::duration<double>(clock::now() - t).count();
 }
 
+// Against truth maps in the data, when present: scored where the truth lies
+// inside the estimator's range (it is not trained beyond it). False (and
+// `error` says why) where a median error exceeds --truth-tolerance.
+bool score_maps(const FitArgs& args, const std::vector<app::FitMap>& outputs,
+                const std::vector<std::vector<float>>& maps, const app::Measured& data,
+                const parallel::Communicator& comm, std::string& error) {
+  bool ok = true;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const app::FitMap& o = outputs[k];
+    const bool wanted = args.score.empty() ||
+                        std::find(args.score.begin(), args.score.end(), o.name) != args.score.end();
+    if (!comm.is_root() || args.no_truth || !wanted) continue;
+    const std::optional<app::TruthScore> score = app::score_against_truth(o, maps[k], data);
+    if (!score) continue;
+    std::printf(
+        "larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
+        "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
+        "scored)\n",
+        o.name.c_str(), score->scored, 100 * score->median, 100 * score->p90,
+        static_cast<long long>(score->outside));
+    if (args.truth_tolerance > 0 && !(score->median <= args.truth_tolerance)) {
+      ok = false;
+      error = o.name + ": median relative error " + std::to_string(score->median) +
+              " exceeds --truth-tolerance " + std::to_string(args.truth_tolerance);
+    }
+  }
+  return ok;
+}
+
+// The root's closing lines: what ran, each method's own phases (the total
+// counts from the process's start), and what was written.
+void print_fit_summary(const app::FitDeck& fd, const app::FitResult& fit, std::int64_t voxels,
+                       int ranks, double read_s, double write_s, const std::string& output) {
+  const estimators::perk::TrainingReport& report = fit.report;
+  std::printf("larmor fit: %lld voxels on %d rank(s), %s backend; %s\n",
+              static_cast<long long>(voxels), ranks, kx::backend_name(), fit.summary.c_str());
+  char text[256];
+  if (fd.method == "perk") {
+    std::snprintf(text, sizeof text,
+                  "train %.3f s (simulate %.3f, features %.3f, solve %.3f), estimate %.3f s",
+                  fit.train_s, report.simulate_s, report.features_s, report.solve_s,
+                  fit.estimate_s);
+  } else if (fd.method == "dictionary") {
+    std::snprintf(text, sizeof text,
+                  "dictionary %.3f s (simulate %.3f, compress %.3f), match %.3f s", fit.train_s,
+                  fit.train_s - fit.compress_s, fit.compress_s, fit.estimate_s);
+  } else {
+    std::snprintf(text, sizeof text, "fit %.3f s", fit.estimate_s);
+  }
+  std::printf("larmor fit: read %.3f s, %s, write %.3f s, total %.3f s\n", read_s, text, write_s,
+              seconds_since_process_start());
+  std::printf("larmor fit: wrote %s\n", output.c_str());
+}
+
 }  // namespace
 
 int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
@@ -106,8 +160,6 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   compression.finish();
   matching.finish();
   const std::vector<app::FitMap>& outputs = fit.maps;
-  const std::string& summary = fit.summary;
-  const estimators::perk::TrainingReport& report = fit.report;
   // Output: the volume maps gathered on rank 0 (communication), then written
   // with each rank's rows (collective I/O), then scored against any truth.
   t0 = clock::now();
@@ -115,61 +167,18 @@ int run_fit(const FitArgs& args, const parallel::Communicator& comm) {
   timer.end_phase("gather", "comm");
   PhaseLine writing("larmor fit", "writing " + output,
                     double(outputs.size()) * double(data.volume()) * sizeof(float), talk);
-  app::write_maps(output, fd, data, outputs, maps, summary, comm);
+  app::write_maps(output, fd, data, outputs, maps, fit.summary, comm);
   writing.finish();
   const double write_s = since(t0);
   timer.end_phase("write", "io");
-  // Against truth maps in the data, when present: scored where the truth lies
-  // inside the estimator's range (it is not trained beyond it).
-  bool ok = true;
   std::string error;
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const app::FitMap& o = outputs[k];
-    const bool wanted = args.score.empty() ||
-                        std::find(args.score.begin(), args.score.end(), o.name) != args.score.end();
-    if (!comm.is_root() || args.no_truth || !wanted) continue;
-    const std::optional<app::TruthScore> score = app::score_against_truth(o, maps[k], data);
-    if (!score) continue;
-    std::printf(
-        "larmor fit: %s against the truth in the data, %zu voxels inside the prior: "
-        "median |relative error| %.3g %%, 90th percentile %.3g %% (%lld outside, not "
-        "scored)\n",
-        o.name.c_str(), score->scored, 100 * score->median, 100 * score->p90,
-        static_cast<long long>(score->outside));
-    if (args.truth_tolerance > 0 && !(score->median <= args.truth_tolerance)) {
-      ok = false;
-      error = o.name + ": median relative error " + std::to_string(score->median) +
-              " exceeds --truth-tolerance " + std::to_string(args.truth_tolerance);
-    }
-  }
+  const bool ok = score_maps(args, outputs, maps, data, comm, error);
   timer.end_phase("score", "io");
   timer.write_json(args.timings, "fit",
                    ", \"voxels\": " + std::to_string(n) + ", \"method\": \"" + fd.method +
                        "\", \"backend\": \"" + kx::backend_name() + "\"");
   comm.throw_if_any_failed(ok, error);
-  if (comm.is_root()) {
-    std::printf("larmor fit: %lld voxels on %d rank(s), %s backend; %s\n",
-                static_cast<long long>(n), comm.size(), kx::backend_name(), summary.c_str());
-    // Each method's own phases; the total counts from the process's start.
-    std::string phases;
-    char text[256];
-    if (fd.method == "perk") {
-      std::snprintf(text, sizeof text,
-                    "train %.3f s (simulate %.3f, features %.3f, solve %.3f), estimate %.3f s",
-                    fit.train_s, report.simulate_s, report.features_s, report.solve_s,
-                    fit.estimate_s);
-    } else if (fd.method == "dictionary") {
-      std::snprintf(text, sizeof text,
-                    "dictionary %.3f s (simulate %.3f, compress %.3f), match %.3f s", fit.train_s,
-                    fit.train_s - fit.compress_s, fit.compress_s, fit.estimate_s);
-    } else {
-      std::snprintf(text, sizeof text, "fit %.3f s", fit.estimate_s);
-    }
-    phases = text;
-    std::printf("larmor fit: read %.3f s, %s, write %.3f s, total %.3f s\n", read_s, phases.c_str(),
-                write_s, seconds_since_process_start());
-    std::printf("larmor fit: wrote %s\n", output.c_str());
-  }
+  if (comm.is_root()) print_fit_summary(fd, fit, n, comm.size(), read_s, write_s, output);
   return 0;
 }
 
