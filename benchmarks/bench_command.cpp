@@ -90,6 +90,8 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
                std::to_string(shape.group_threads) + "x" + std::to_string(shape.groups);
   if (on_axis) res.layout += "/axis";
   if (tissue.has_second_pool() || tissue.has_bound_pool()) res.layout = "pooled";
+  // Waveform pulses run in a layout of their own (docs/kernels.md).
+  if (sim.waveform_table().waveforms() > 0) res.layout = "waveforms";
   if (args.mode != "forward") res.layout = args.mode + (on_axis ? "/axis" : "");
   res.mode = args.mode;
   res.terms = terms;

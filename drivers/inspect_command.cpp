@@ -23,8 +23,8 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
       ->check(cli::finite_number(0.0, false, 30.0, "tesla"));
   cmd->add_flag("--every-sample", args.every_sample, "Keep every ADC sample");
   cmd->add_option("--split-pulses", args.split_pulses,
-                  "Pulses played as hard pulses: long (not selective and over 1 ms, or off "
-                  "resonance), all, or off-resonant")
+                  "Pulses played from their waveforms: long (not selective and over 1 ms, or "
+                  "off resonance), all, or off-resonant")
       ->check(CLI::IsMember({"long", "all", "off-resonant"}));
   cmd->add_flag("--ideal-slab", args.ideal_slab,
                 "Slice-selective pulses as one rotation at the slice's centre");

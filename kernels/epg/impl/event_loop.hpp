@@ -137,8 +137,11 @@ KOKKOS_INLINE_FUNCTION void load_lane_tissue(const TissueViews<MemorySpace>& tis
 // rewritten onto the pulses' axis (EventTable::on_axis). `WarpGroup` > 0: a
 // device team is one full warp of groups of that many threads, fixed at
 // compile time (WarpExchange); 0: the launch shape's counts, read at run time.
+// `Waveforms` (with `Declared`): the variant that plays pulses from their
+// waveforms (waveform_pulse.hpp), compiled for one layout per number type:
+// the integration's registers would slow every other declared run.
 template <class ExecSpace, class Real, int OrdersPerThread, int Lanes, bool Declared = false,
-          bool OnAxis = false, int WarpGroup = 0>
+          bool OnAxis = false, int WarpGroup = 0, bool Waveforms = false>
 struct ForwardKernel {
   using memory_space = typename ExecSpace::memory_space;
   using policy = Kokkos::TeamPolicy<ExecSpace, ForwardTag>;
@@ -285,7 +288,7 @@ struct ForwardKernel {
           shift(team, exchange, state, lane, live);
         }
 
-        if (Declared && !OnAxis && kind == abi::EventKind::waveform_pulse) {
+        if (Waveforms && kind == abi::EventKind::waveform_pulse) {
           waveform_pulse(rec, lane, state, live);
         } else if (Declared && !OnAxis && kind == abi::EventKind::pulse &&
                    slice_profile_of(rec) > 0) {
@@ -461,7 +464,7 @@ struct ForwardKernel {
   KOKKOS_INLINE_FUNCTION void waveform_pulse(const EventRecord& rec,
                                              const LaneTissue<Real, Lanes>& lane, State& state,
                                              int live) const {
-    if constexpr (Declared && !OnAxis) {
+    if constexpr (Waveforms && Declared && !OnAxis) {
       const int index = waveform_of(rec) - 1;
       const WaveformViews<memory_space>& w = tissue.waveforms;
       GeneralRotation<Real> rotation[Lanes];

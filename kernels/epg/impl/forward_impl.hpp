@@ -217,6 +217,31 @@ void check_requested_layout(const LaunchOptions& options, int orders, bool on_ax
   }
 }
 
+// A run with pulses played from their waveforms takes the variant that plays
+// them, in one layout per number type: a device thread per order of one
+// voxel, a host thread every order (up to the kernels' limit) of one voxel.
+template <class ExecSpace, class Real = float>
+void launch_waveform_layout(const ExecSpace& exec,
+                            const EventTable<typename ExecSpace::memory_space>& events,
+                            const TissueViews<typename ExecSpace::memory_space>& tissue,
+                            const SignalsOf<ExecSpace>& signals, const std::string& name,
+                            const TangentsOf<ExecSpace>& tangents = {},
+                            const CarriedState<typename ExecSpace::memory_space>& carry = {}) {
+  constexpr int OPT = kx::is_host_space_v<ExecSpace> ? abi::max_orders : 1;
+  LaunchShape s;
+  s.orders_per_thread = OPT;
+  s.lanes = 1;
+  if constexpr (kx::is_host_space_v<ExecSpace>) {
+    s.group_threads = s.team_threads = 1;
+  } else {
+    set_device_groups(s, events.orders, tissue.voxels);
+  }
+  s.league = (tissue.voxels + s.groups - 1) / s.groups;
+  s.name = name;
+  launch_kernel<ForwardKernel<ExecSpace, Real, OPT, 1, true, false, 0, true>>(
+      exec, events, tissue, signals, s, tangents, carry);
+}
+
 }  // namespace detail
 
 template <class ExecSpace>
@@ -279,6 +304,12 @@ void simulate_forward(const ExecSpace& exec,
     simulate_pooled<ExecSpace, float>(exec, events, tissue, signals, {}, carry, options);
     return;
   }
+  if (tissue.waveforms.active()) {
+    check_order_limit(events.orders, name);
+    detail::launch_waveform_layout<ExecSpace>(exec, events, tissue, signals,
+                                              launch_name(forward_kernel_name, options), {}, carry);
+    return;
+  }
   LaunchShape shape = choose_launch_shape<ExecSpace>(
       events.orders, tissue.voxels, detail::runs_on_axis(events, tissue, carry), options);
   shape.name = launch_name(forward_kernel_name, options);
@@ -331,6 +362,11 @@ void simulate_tissue_jvp(const ExecSpace& exec,
                        tissue.weights.positions(), events.orders, tissue.slice.positions, name);
   if (tissue.pools.active()) {
     simulate_pooled<ExecSpace, Real>(exec, events, tissue, signals, tangents, {}, options);
+    return;
+  }
+  if (tissue.waveforms.active()) {
+    detail::launch_waveform_layout<ExecSpace, Real>(
+        exec, events, tissue, signals, launch_name(tissue_jvp_kernel_name, options), tangents);
     return;
   }
   LaunchShape s;
