@@ -15,20 +15,18 @@
 # when Kokkos and Kokkos Kernels share a prefix of their own (the layout that
 # scripts/setup builds), off for a Kokkos of the system or of a module.
 #
-# Public headers are those of src/ other than the private ones named in
-# LARMOR_PRIVATE_HEADER_PATTERN (template implementations, device-side
-# helpers and the deck reader's TOML tables, which only the library's own
-# sources include: no installed header needs toml++), installed
-# with every project header they include (from kernels/ too, e.g. the launch
-# options) and nothing else.
+# Public headers are those of src/ outside an `impl/` folder (template
+# implementations, device-side helpers and the deck reader's TOML tables,
+# which only the library's own sources include: no installed header needs
+# toml++), installed with every project header they include (from kernels/
+# too, e.g. the launch options) and nothing else.
 
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(LARMOR_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/larmor")
 set(LARMOR_INSTALL_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}/larmor")
-set(LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN
-    "(_impl\\.hpp|epg/impl/[a-z_]+\\.hpp|app/deck_section\\.hpp|app/events_deck\\.hpp|simulate/device_tissue\\.hpp|simulate/memory_budget\\.hpp|simulate/prepared_run\\.hpp|simulate/slice_positions\\.hpp|simulate/waveform_upload\\.hpp|estimators/perk/perk_device\\.hpp)$")
+set(LARMOR_LIBRARY_PRIVATE_HEADER_PATTERN "/impl/[a-z_]+\.hpp$")
 # ... and what the executables alone link (src/cli; the bench's timed
 # launches) is not the library's at all.
 set(LARMOR_PRIVATE_HEADER_PATTERN

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/deck_section.hpp"
+#include "app/impl/deck_section.hpp"
 #include "sequence/builders/builders.hpp"
 
 namespace larmor::app::detail {

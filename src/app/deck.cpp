@@ -11,8 +11,8 @@
 
 #include <toml++/toml.h>
 
-#include "app/deck_section.hpp"
-#include "app/events_deck.hpp"
+#include "app/impl/deck_section.hpp"
+#include "app/impl/events_deck.hpp"
 #include "io/nifti_file.hpp"
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/toml_text.hpp"

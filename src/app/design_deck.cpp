@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "app/deck_section.hpp"
+#include "app/impl/deck_section.hpp"
 
 namespace larmor::app {
 

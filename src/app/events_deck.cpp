@@ -1,4 +1,4 @@
-#include "app/events_deck.hpp"
+#include "app/impl/events_deck.hpp"
 
 #include <algorithm>
 

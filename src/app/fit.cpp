@@ -10,7 +10,7 @@
 #include "app/tissue_source.hpp"
 #include "estimators/dictionary/dictionary.hpp"
 #include "estimators/nlls/nlls.hpp"
-#include "estimators/perk/perk_device.hpp"
+#include "estimators/perk/impl/perk_device.hpp"
 #include "io/nifti_file.hpp"
 #include "simulate/simulator.hpp"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "app/deck_section.hpp"
+#include "app/impl/deck_section.hpp"
 #include "io/nifti_file.hpp"
 
 namespace larmor::app {

@@ -6,7 +6,7 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
-#include "simulate/prepared_run.hpp"
+#include "simulate/impl/prepared_run.hpp"
 
 namespace larmor::simulate {
 

@@ -29,7 +29,7 @@ struct LaunchLayout {
 class TimedLaunch {
  public:
   // Prepares the run as the simulator's own runs of the mode do
-  // (simulate/prepared_run.hpp: the stream, its event table, the launch size
+  // (simulate/impl/prepared_run.hpp: the stream, its event table, the launch size
   // from the one budget rule, with no split for progress) and uploads every
   // chunk of `tissue` (validated by the caller); slice-selective pulses run
   // each voxel once per slice position. The real-subspace path is taken where

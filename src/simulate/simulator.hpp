@@ -45,7 +45,7 @@ struct Options {
   // (sequence::default_max_order).
   int max_order = -1;
   // Tissue voxels per launch at most; <= 0: as the launch budget holds
-  // (simulate/memory_budget.hpp).
+  // (simulate/impl/memory_budget.hpp).
   std::int64_t chunk_voxels = 0;
   // Called after each chunk with the voxels done and the total.
   std::function<void(std::int64_t, std::int64_t)> progress;

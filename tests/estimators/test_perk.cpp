@@ -12,7 +12,7 @@
 #include <random>
 
 #include "app/perk_model_file.hpp"
-#include "estimators/perk/perk_device.hpp"
+#include "estimators/perk/impl/perk_device.hpp"
 #include "estimators/perk/perk_train.hpp"
 #include "sequence/builders/builders.hpp"
 #include "simulate/simulator.hpp"

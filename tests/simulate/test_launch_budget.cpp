@@ -1,11 +1,11 @@
-// The one rule that sizes every launch (simulate/memory_budget.hpp), against
+// The one rule that sizes every launch (simulate/impl/memory_budget.hpp), against
 // the numbers it must give by hand.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
 
-#include "simulate/memory_budget.hpp"
+#include "simulate/impl/memory_budget.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 //  * a pulse rotates every free pool by the same rotation; the bound pool's Z
 //    keeps exp(-a B1^2) of itself, with a = pi g(offset) sum omega1^2 dt from
 //    the pulse's power integral, offset and the pool's lineshape (computed per
-//    event on the host, src/simulate/device_tissue.hpp);
+//    event on the host, src/simulate/impl/device_tissue.hpp);
 //  * a shift moves every free pool's F states;
 //  * an interval evolves each order k by the coupled operators: the free
 //    pools' transverse states by exp(M t) exp(+-i 2 pi df t), M_ii = -R2_i -

@@ -12,7 +12,7 @@
 #include "common/kokkos_compat.hpp"
 #include "estimators/dictionary/device_atoms.hpp"
 #include "match/inner_products.hpp"
-#include "simulate/memory_budget.hpp"
+#include "simulate/impl/memory_budget.hpp"
 
 namespace larmor::estimators::dictionary {
 namespace {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "estimators/perk/perk_device.hpp"
+#include "estimators/perk/impl/perk_device.hpp"
 
 namespace larmor::estimators::perk {
 
@@ -65,7 +65,7 @@ void PerkBatch::apply(bool deterministic) {
 void PerkBatch::adjoint(bool deterministic) {
   Exec exec;
   larmor::perk::adjoint(exec, impl_->model, impl_->inputs, impl_->cotangents, impl_->gradients,
-                deterministic);
+                        deterministic);
   exec.fence();
 }
 

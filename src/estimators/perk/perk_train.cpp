@@ -14,7 +14,7 @@
 
 #include "common/kokkos_compat.hpp"
 #include "estimators/one_blas_thread.hpp"
-#include "estimators/perk/perk_device.hpp"
+#include "estimators/perk/impl/perk_device.hpp"
 #include "simulate/noise.hpp"
 #include "simulate/simulator.hpp"
 

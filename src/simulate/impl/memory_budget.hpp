@@ -1,4 +1,4 @@
-// The one rule that sizes every launch (simulate/prepared_run.hpp, the
+// The one rule that sizes every launch (simulate/impl/prepared_run.hpp, the
 // dictionary's matcher).
 #pragma once
 

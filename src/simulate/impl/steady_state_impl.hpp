@@ -15,7 +15,7 @@
 #include <string>
 
 #include "epg/forward.hpp"
-#include "simulate/prepared_run.hpp"
+#include "simulate/impl/prepared_run.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::simulate {

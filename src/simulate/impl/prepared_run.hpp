@@ -9,11 +9,11 @@
 #include <cstdint>
 
 #include "epg/forward.hpp"
-#include "simulate/device_tissue.hpp"
-#include "simulate/memory_budget.hpp"
+#include "simulate/impl/device_tissue.hpp"
+#include "simulate/impl/memory_budget.hpp"
+#include "simulate/impl/slice_positions.hpp"
+#include "simulate/impl/waveform_upload.hpp"
 #include "simulate/simulator.hpp"
-#include "simulate/slice_positions.hpp"
-#include "simulate/waveform_upload.hpp"
 
 namespace larmor::simulate {
 

@@ -13,7 +13,7 @@
 
 #include "epg/adjoint.hpp"
 #include "epg/forward.hpp"
-#include "simulate/prepared_run.hpp"
+#include "simulate/impl/prepared_run.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::simulate {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app/deck_section.hpp"
+#include "app/impl/deck_section.hpp"
 #include "sequence/description.hpp"
 
 namespace larmor::app::detail {
