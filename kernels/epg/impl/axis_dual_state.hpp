@@ -20,22 +20,21 @@ namespace larmor::epg {
 
 template <int Orders, int Lanes>
 struct AxisRingStateBlock<Dual<float, tissue_direction::count>, Orders, Lanes>
-    : RingOffsets<RingStateBlock<float, Orders, Lanes>::ring> {
+    : RingOffsets<Orders> {
   using Real = Dual<float, tissue_direction::count>;
   static constexpr int opt = Orders;
   static constexpr int lanes = Lanes;
-  static constexpr int ring = RingStateBlock<float, Orders, Lanes>::ring;
-  static constexpr int first_order = 0;
   static constexpr int parts = 1 + tissue_direction::count;
   static constexpr int df_part = 1 + tissue_direction::df;
+  using Offsets = RingOffsets<Orders>;
+  using Offsets::plus_slot, Offsets::minus_slot, Offsets::each_order;
+  using Offsets::ring, Offsets::plus_base, Offsets::minus_base;
 
-  using RingOffsets<ring>::plus_base, RingOffsets<ring>::minus_base;
-  using RingOffsets<ring>::plus_slot, RingOffsets<ring>::minus_slot;
-
-  float a[ring][parts][lanes], b[ring][parts][lanes], c[opt][parts][lanes];
+  alignas(ring_row_alignment) float a[ring][parts][lanes];
+  float b[ring][parts][lanes], c[opt][parts][lanes];
 
   KOKKOS_INLINE_FUNCTION void reset(int, int) {
-    plus_base = minus_base = 0;
+    this->reset_offsets();
     for (int j = 0; j < ring; ++j)
       for (int p = 0; p < parts; ++p)
         for (int l = 0; l < lanes; ++l) a[j][p][l] = b[j][p][l] = 0.0f;

@@ -30,10 +30,10 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/impl/operators.hpp"
 #include "epg/impl/pending_interval.hpp"
-#include "epg/impl/ring_state.hpp"
+#include "epg/impl/ring_offsets.hpp"
 #include "epg/impl/state_block.hpp"
-#include "epg/tissue_views.hpp"
 #include "epg/impl/transport.hpp"
+#include "epg/tissue_views.hpp"
 
 namespace larmor::epg {
 
@@ -398,32 +398,10 @@ struct AxisStateBlock {
     const bool has_next = thread + 1 < x.threads;
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
-      LARMOR_UNROLL
-      for (int j = opt - 1; j > 0; --j) a[j][l] = kept(j, a[j - 1][l]);
-      LARMOR_UNROLL
-      for (int j = 0; j < opt - 1; ++j) b[j][l] = b[j + 1][l];
-      b[opt - 1][l] = has_next ? next_b[0][l] : Real(0.0f);
+      move_rows_up(a, l, [this](int j, const Real& x) { return kept(j, x); });
+      move_rows_down(b, l, has_next ? next_b[0][l] : Real(0.0f));
       a[0][l] = thread > 0 ? kept(0, prev_a[0][l]) : plus_zero_from_minus_zero(b[0][l]);
     }
-  }
-};
-
-// The two offsets of the host's rings (RingStateBlock's scheme): F+_k in slot
-// plus_base + k, F-_k in slot minus_base + k, modulo `Ring`.
-template <int Ring>
-struct RingOffsets {
-  static constexpr int mask = Ring - 1;
-  int plus_base = 0, minus_base = 0;
-
-  KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
-  KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
-  // A shift: F+ moves up and F- down. Returns the slot that held F-_0 (now
-  // F-_{R-1}, which the caller clears).
-  KOKKOS_FORCEINLINE_FUNCTION int advance() {
-    const int old_minus_zero = minus_base;
-    plus_base = (plus_base - 1) & mask;
-    minus_base = (minus_base + 1) & mask;
-    return old_minus_zero;
   }
 };
 
@@ -432,21 +410,21 @@ struct RingOffsets {
 // forward mode has a specialisation that stores the dual numbers' parts apart
 // (axis_dual_state.hpp), so that its lane loops vectorise too.
 template <class Real, int Orders, int Lanes>
-struct AxisRingStateBlock : RingOffsets<RingStateBlock<Real, Orders, Lanes>::ring> {
+struct AxisRingStateBlock : RingOffsets<Orders> {
   static_assert(std::is_same_v<Real, float>, "forward mode: axis_dual_state.hpp");
   static constexpr int opt = Orders;
   static constexpr int lanes = Lanes;
-  static constexpr int ring = RingStateBlock<Real, Orders, Lanes>::ring;
-  static constexpr int first_order = 0;
-  using RingOffsets<ring>::plus_base, RingOffsets<ring>::minus_base;
-  using RingOffsets<ring>::plus_slot, RingOffsets<ring>::minus_slot;
+  using Offsets = RingOffsets<Orders>;
+  using Offsets::plus_slot, Offsets::minus_slot, Offsets::each_order;
+  using Offsets::ring, Offsets::plus_base, Offsets::minus_base;
 
-  Real a[ring][lanes], b[ring][lanes], c[opt][lanes];
+  alignas(ring_row_alignment) Real a[ring][lanes];
+  Real b[ring][lanes], c[opt][lanes];
 
   // (The rings hold `Orders` >= the run's orders; the live counts keep the
   // truncation.)
   KOKKOS_INLINE_FUNCTION void reset(int, int) {
-    plus_base = minus_base = 0;
+    this->reset_offsets();
     for (int j = 0; j < ring; ++j)
       for (int l = 0; l < lanes; ++l) a[j][l] = b[j][l] = Real(0.0f);
     for (int j = 0; j < opt; ++j)
@@ -456,30 +434,28 @@ struct AxisRingStateBlock : RingOffsets<RingStateBlock<Real, Orders, Lanes>::rin
   template <class View>
   KOKKOS_INLINE_FUNCTION void load(const View& in, const int (&voxel)[lanes],
                                    const bool (&active)[lanes], int orders) {
-    const int n = orders < opt ? orders : opt;
-    for (int k = 0; k < n; ++k) {
+    each_order(orders, [&](int k, int p, int m) {
       for (int l = 0; l < lanes; ++l) {
         if (!active[l]) continue;
-        a[plus_slot(k)][l] = Real(in(voxel[l], 1, k));
-        b[minus_slot(k)][l] = Real(in(voxel[l], 3, k));
+        a[p][l] = Real(in(voxel[l], 1, k));
+        b[m][l] = Real(in(voxel[l], 3, k));
         c[k][l] = Real(in(voxel[l], 4, k));
       }
-    }
+    });
   }
   template <class View>
   KOKKOS_INLINE_FUNCTION void store(const View& out, const int (&voxel)[lanes],
                                     const bool (&active)[lanes], int orders) const {
-    const int n = orders < opt ? orders : opt;
-    for (int k = 0; k < n; ++k) {
+    each_order(orders, [&](int k, int p, int m) {
       for (int l = 0; l < lanes; ++l) {
         if (!active[l]) continue;
         const int v = voxel[l];
         out(v, 0, k) = out(v, 2, k) = out(v, 5, k) = 0.0f;
-        out(v, 1, k) = value_of(a[plus_slot(k)][l]);
-        out(v, 3, k) = value_of(b[minus_slot(k)][l]);
+        out(v, 1, k) = value_of(a[p][l]);
+        out(v, 3, k) = value_of(b[m][l]);
         out(v, 4, k) = value_of(c[k][l]);
       }
-    }
+    });
   }
 
   KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int l) const { return sample_re(a[plus_base][l]); }
@@ -488,12 +464,10 @@ struct AxisRingStateBlock : RingOffsets<RingStateBlock<Real, Orders, Lanes>::rin
   // The rotation after the pending relaxation (PendingInterval); a forward
   // run's only pass over the orders.
   KOKKOS_INLINE_FUNCTION void rotate_pending(int live, const PendingRotation<lanes>& r) {
-    const int n = live < opt ? live : opt;
-    for (int k = 0; k < n; ++k) {
-      const int p = plus_slot(k), m = minus_slot(k);
+    each_order(live, [&](int k, int p, int m) {
 #pragma omp simd
       for (int l = 0; l < lanes; ++l) r.apply(l, a[p][l], b[m][l], c[k][l]);
-    }
+    });
     const int p = plus_slot(0), m = minus_slot(0);
 #pragma omp simd
     for (int l = 0; l < lanes; ++l) r.recover(l, 1.0f, a[p][l], b[m][l], c[0][l]);
@@ -515,9 +489,7 @@ struct AxisRingStateBlock : RingOffsets<RingStateBlock<Real, Orders, Lanes>::rin
     // Complex factors (flow) leave the axis: the simulator never takes the
     // path with flow, and the on-axis kernels compile no declared terms.
     if constexpr (Complex) return;
-    const int n = live < opt ? live : opt;
-    for (int k = 0; k < n; ++k) {
-      const int p = plus_slot(k), m = minus_slot(k);
+    each_order(live, [&](int k, int p, int m) {
 #pragma omp simd
       for (int l = 0; l < lanes; ++l) {
         Real unused(0.0f);
@@ -529,7 +501,7 @@ struct AxisRingStateBlock : RingOffsets<RingStateBlock<Real, Orders, Lanes>::rin
           walk.template apply<false>(l, c[k][l], unused);
         walk.template advance_lane<false>(l);
       }
-    }
+    });
   }
 
   KOKKOS_INLINE_FUNCTION void spoil() {

@@ -7,6 +7,8 @@
 // real/imaginary parts so that host loops over voxel lanes vectorise.
 #pragma once
 
+#include <type_traits>
+
 #include "common/kokkos_compat.hpp"
 #include "common/sincos.hpp"
 
@@ -138,6 +140,25 @@ struct Evolution {
   Real rot_re, rot_im;  // e2 * exp(+i 2 pi df t): applied to F+, conjugate to F-
   Real recovery;        // 1 - e1
 };
+
+// An interval's factors with a spoiler just before it folded in: it zeroes the
+// transverse states, so their factors become zero and cost nothing per order.
+template <class Real>
+KOKKOS_FORCEINLINE_FUNCTION Evolution<Real> spoiled_if(Evolution<Real> ev, bool spoil) {
+  if (spoil) ev.e2 = ev.rot_re = ev.rot_im = Real(0.0f);
+  return ev;
+}
+
+// The team-uniform `precess` as a compile-time flag, so that the branch is
+// taken outside the order and lane loops: f(std::true_type) or f(false_type).
+template <class F>
+KOKKOS_FORCEINLINE_FUNCTION void with_precession(bool precess, const F& f) {
+  if (precess) {
+    f(std::true_type{});
+  } else {
+    f(std::false_type{});
+  }
+}
 
 // `precess` is false when no voxel of the caller's lanes is off resonance:
 // the precession is then the identity and its sine and cosine are skipped.

@@ -20,41 +20,34 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/impl/dual_steps.hpp"
 #include "epg/impl/operators.hpp"
-#include "epg/impl/ring_state.hpp"
-#include "epg/slice_profile.hpp"
+#include "epg/impl/ring_offsets.hpp"
 #include "epg/impl/state_block.hpp"
 #include "epg/impl/transport.hpp"
+#include "epg/slice_profile.hpp"
 
 namespace larmor::epg {
 
 template <class Real, int Orders, int Lanes>
-struct PartRingStateBlock {
+struct PartRingStateBlock : RingOffsets<Orders> {
   using real_type = Real;
   static constexpr int opt = Orders;
   static constexpr int lanes = Lanes;
   static constexpr int tangents = tangent_count_v<Real>;
   static constexpr int parts = part_count_v<Real>;
-  static constexpr int ring = RingStateBlock<float, Orders, Lanes>::ring;
-  static constexpr int mask = ring - 1;
-  static constexpr int first_order = 0;  // one thread holds every order
-  // The offsets are members here, not axis_state.hpp's RingOffsets as a base
-  // class: with the base, g++ compiled the by-parts loops markedly slower
-  // (docs/performance.md, "Host kernels").
+  using Offsets = RingOffsets<Orders>;
+  using Offsets::plus_slot, Offsets::minus_slot, Offsets::each_order;
+  using Offsets::ring, Offsets::plus_base, Offsets::minus_base;
 
   // [slot or order][part][lane]: an order's parts side by side, each part's
   // lanes contiguous.
-  float fp_re[ring][parts][lanes], fp_im[ring][parts][lanes];
+  alignas(ring_row_alignment) float fp_re[ring][parts][lanes];
+  float fp_im[ring][parts][lanes];
   float fm_re[ring][parts][lanes], fm_im[ring][parts][lanes];
   float z_re[opt][parts][lanes], z_im[opt][parts][lanes];
-  int plus_base = 0;
-  int minus_base = 0;
   unsigned carried = 0;  // as StateBlock::carried
 
-  KOKKOS_FORCEINLINE_FUNCTION int plus_slot(int k) const { return (plus_base + k) & mask; }
-  KOKKOS_FORCEINLINE_FUNCTION int minus_slot(int k) const { return (minus_base + k) & mask; }
-
   KOKKOS_INLINE_FUNCTION void reset(int /*thread*/) {
-    plus_base = minus_base = 0;
+    this->reset_offsets();
     carried = 0;
     for (int j = 0; j < ring; ++j) {
       for (int p = 0; p < parts; ++p) {
@@ -77,12 +70,10 @@ struct PartRingStateBlock {
   template <class View>
   KOKKOS_INLINE_FUNCTION void load(const View& in, const int (&voxel)[lanes],
                                    const bool (&active)[lanes], int orders) {
-    const int n = orders < opt ? orders : opt;
-    for (int k = 0; k < n; ++k) {
+    each_order(orders, [&](int k, int ps, int ms) {
       for (int l = 0; l < lanes; ++l) {
         if (!active[l]) continue;
         const int v = voxel[l];
-        const int ps = plus_slot(k), ms = minus_slot(k);
         for (int p = 0; p < parts; ++p) {
           const bool value = p == 0;
           fp_re[ps][p][l] = value ? in(v, 0, k) : 0.0f;
@@ -93,24 +84,20 @@ struct PartRingStateBlock {
           z_im[k][p][l] = value ? in(v, 5, k) : 0.0f;
         }
       }
-    }
+    });
   }
   template <class View>
   KOKKOS_INLINE_FUNCTION void store(const View& out, const int (&voxel)[lanes],
                                     const bool (&active)[lanes], int orders) const {
-    const int n = orders < opt ? orders : opt;
-    for (int k = 0; k < n; ++k) {
+    each_order(orders, [&](int k, int ps, int ms) {
       for (int l = 0; l < lanes; ++l) {
         if (!active[l]) continue;
         const int v = voxel[l];
-        out(v, 0, k) = fp_re[plus_slot(k)][0][l];
-        out(v, 1, k) = fp_im[plus_slot(k)][0][l];
-        out(v, 2, k) = fm_re[minus_slot(k)][0][l];
-        out(v, 3, k) = fm_im[minus_slot(k)][0][l];
-        out(v, 4, k) = z_re[k][0][l];
-        out(v, 5, k) = z_im[k][0][l];
+        out(v, 0, k) = fp_re[ps][0][l], out(v, 1, k) = fp_im[ps][0][l];
+        out(v, 2, k) = fm_re[ms][0][l], out(v, 3, k) = fm_im[ms][0][l];
+        out(v, 4, k) = z_re[k][0][l], out(v, 5, k) = z_im[k][0][l];
       }
-    }
+    });
   }
 
   static KOKKOS_FORCEINLINE_FUNCTION Real gather(const float (&x)[parts][lanes], int l) {
@@ -126,9 +113,7 @@ struct PartRingStateBlock {
   // and written back after `f` (slice-selective pulses, tests).
   template <class F>
   KOKKOS_INLINE_FUNCTION void for_each_order(int live, const F& f) {
-    const int n = live < opt ? live : opt;
-    for (int k = 0; k < n; ++k) {
-      const int ps = plus_slot(k), ms = minus_slot(k);
+    each_order(live, [&](int k, int ps, int ms) {
       for (int l = 0; l < lanes; ++l) {
         Real a_re = gather(fp_re[ps], l), a_im = gather(fp_im[ps], l);
         Real b_re = gather(fm_re[ms], l), b_im = gather(fm_im[ms], l);
@@ -138,7 +123,7 @@ struct PartRingStateBlock {
         scatter(fm_re[ms], l, b_re), scatter(fm_im[ms], l, b_im);
         scatter(z_re[k], l, c_re), scatter(z_im[k], l, c_im);
       }
-    }
+    });
   }
 
   KOKKOS_FORCEINLINE_FUNCTION Real fp0_re(int l) const { return gather(fp_re[plus_base], l); }
@@ -246,11 +231,9 @@ struct PartRingStateBlock {
 
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
                                      bool spoil, unsigned directions = ~0u) {
-    if (precess) {
-      evolve_orders<true>(live, ev, spoil, directions);
-    } else {
-      evolve_orders<false>(live, ev, spoil, directions);
-    }
+    with_precession(precess, [&](auto precess_flag) {
+      this->template evolve_orders<decltype(precess_flag)::value>(live, ev, spoil, directions);
+    });
   }
 
   template <bool Precess>
@@ -296,9 +279,7 @@ struct PartRingStateBlock {
   // takes the same product.
   template <int Families, bool Complex>
   KOKKOS_INLINE_FUNCTION void transport(int live, LaneWalks<lanes> walk) {
-    const int n = live < opt ? live : opt;
-    for (int k = 0; k < n; ++k) {
-      const int ps = plus_slot(k), ms = minus_slot(k);
+    each_order(live, [&](int k, int ps, int ms) {
 #pragma omp simd
       for (int l = 0; l < lanes; ++l) {
         LARMOR_UNROLL
@@ -312,7 +293,7 @@ struct PartRingStateBlock {
         }
         walk.template advance_lane<Complex>(l);
       }
-    }
+    });
   }
 
   KOKKOS_INLINE_FUNCTION void spoil() {
@@ -328,9 +309,7 @@ struct PartRingStateBlock {
   // As RingStateBlock::shift, on every part.
   template <class Member, class Exchange>
   KOKKOS_INLINE_FUNCTION void shift(const Member&, Exchange&) {
-    const int old_minus_zero = minus_base;
-    plus_base = (plus_base - 1) & mask;
-    minus_base = (minus_base + 1) & mask;
+    const int old_minus_zero = this->advance();
     for (int p = 0; p < parts; ++p) {
       for (int l = 0; l < lanes; ++l) {
         fm_re[old_minus_zero][p][l] = 0.0f;

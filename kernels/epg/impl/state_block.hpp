@@ -11,8 +11,8 @@
 #include "common/kokkos_compat.hpp"
 #include "epg/impl/dual_steps.hpp"
 #include "epg/impl/operators.hpp"
-#include "epg/slice_profile.hpp"
 #include "epg/impl/transport.hpp"
+#include "epg/slice_profile.hpp"
 
 namespace larmor::epg {
 
@@ -197,18 +197,38 @@ struct LaneRotations {
 template <class Block, class Pending>
 KOKKOS_FORCEINLINE_FUNCTION void rotate_live_orders_pending(Block& block, int live,
                                                             const Pending& r, bool precess) {
-  const auto rotate_orders = [&](auto precess_flag) {
+  with_precession(precess, [&](auto precess_flag) {
     block.for_each_order(live, [&](int, int l, auto& fp_re, auto& fp_im, auto& fm_re, auto& fm_im,
                                    auto& z_re, auto& z_im) {
       r.template apply<decltype(precess_flag)::value>(l, fp_re, fp_im, fm_re, fm_im, z_re, z_im);
     });
-  };
-  if (precess) {
-    rotate_orders(std::true_type{});
-  } else {
-    rotate_orders(std::false_type{});
-  }
+  });
 }
+
+// A shift within one thread's block of one family's rows, for lane l: F+
+// rows move up an order (`keep(j, value)` is what row j keeps of the value
+// arriving from below; row 0 is the caller's), F- rows down, the last taking
+// `from_above` (the next thread's first, or zero).
+template <class Real, int Opt, int Lanes, class Keep>
+KOKKOS_FORCEINLINE_FUNCTION void move_rows_up(Real (&rows)[Opt][Lanes], int l, const Keep& keep) {
+  LARMOR_UNROLL
+  for (int j = Opt - 1; j > 0; --j) rows[j][l] = keep(j, rows[j - 1][l]);
+}
+template <class Real, int Opt, int Lanes>
+KOKKOS_FORCEINLINE_FUNCTION void move_rows_down(Real (&rows)[Opt][Lanes], int l,
+                                                const Real& from_above) {
+  LARMOR_UNROLL
+  for (int j = 0; j < Opt - 1; ++j) rows[j][l] = rows[j + 1][l];
+  rows[Opt - 1][l] = from_above;
+}
+
+// Whatever arrives (the complex blocks keep every order a thread holds).
+struct KeepAll {
+  template <class Real>
+  KOKKOS_FORCEINLINE_FUNCTION const Real& operator()(int, const Real& x) const {
+    return x;
+  }
+};
 
 template <class Real, int OrdersPerThread, int Lanes>
 struct StateBlock {
@@ -362,11 +382,9 @@ struct StateBlock {
   // `directions`: those of the factors' tangents in forward mode (dual_steps.hpp).
   KOKKOS_INLINE_FUNCTION void evolve(int live, const Evolution<Real> (&ev)[lanes], bool precess,
                                      bool spoil, unsigned directions = ~0u) {
-    if (precess) {
-      evolve_orders<true>(live, ev, spoil, directions);
-    } else {
-      evolve_orders<false>(live, ev, spoil, directions);
-    }
+    with_precession(precess, [&](auto precess_flag) {
+      this->template evolve_orders<decltype(precess_flag)::value>(live, ev, spoil, directions);
+    });
   }
 
   template <bool Precess>
@@ -374,10 +392,7 @@ struct StateBlock {
                                                  bool spoil, unsigned directions) {
     Evolution<Real> applied[lanes];
     LARMOR_UNROLL
-    for (int l = 0; l < lanes; ++l) {
-      applied[l] = ev[l];
-      if (spoil) applied[l].e2 = applied[l].rot_re = applied[l].rot_im = Real(0.0f);
-    }
+    for (int l = 0; l < lanes; ++l) applied[l] = spoiled_if(ev[l], spoil);
     if constexpr (dual_steps::applies_v<Real>) {
       dual_steps::evolve<Precess>(*this, live, applied, directions);
       return;
@@ -456,18 +471,10 @@ struct StateBlock {
     const bool has_next = thread + 1 < x.threads;
     LARMOR_UNROLL
     for (int l = 0; l < lanes; ++l) {
-      LARMOR_UNROLL
-      for (int j = opt - 1; j > 0; --j) {
-        fp_re[j][l] = fp_re[j - 1][l];
-        fp_im[j][l] = fp_im[j - 1][l];
-      }
-      LARMOR_UNROLL
-      for (int j = 0; j < opt - 1; ++j) {
-        fm_re[j][l] = fm_re[j + 1][l];
-        fm_im[j][l] = fm_im[j + 1][l];
-      }
-      fm_re[opt - 1][l] = has_next ? next_fm[0][l] : Real(0.0f);
-      fm_im[opt - 1][l] = has_next ? next_fm[1][l] : Real(0.0f);
+      move_rows_up(fp_re, l, KeepAll{});
+      move_rows_up(fp_im, l, KeepAll{});
+      move_rows_down(fm_re, l, has_next ? next_fm[0][l] : Real(0.0f));
+      move_rows_down(fm_im, l, has_next ? next_fm[1][l] : Real(0.0f));
       if (thread > 0) {
         fp_re[0][l] = prev_fp[0][l];
         fp_im[0][l] = prev_fp[1][l];
