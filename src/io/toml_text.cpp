@@ -15,164 +15,192 @@ bool starts_with(const std::string& text, std::size_t at, const char* token) {
   return text.compare(at, std::char_traits<char>::length(token), token) == 0;
 }
 
-}  // namespace
+bool is_non_ascii(char ch) { return static_cast<unsigned char>(ch) >= 0x80; }
 
-void check_toml_text(const std::string& text, const std::string& path) {
-  Context context = Context::code;
-  // The last character of code before a string opened, spaces aside ('\n'
-  // at a line's start). toml++ reads a bare value up to the next space or
-  // comment before it classifies it, so a string glued to one (`11"...`,
-  // `120."..."`) is read as part of that value, through the same whitespace
-  // test; a '.' before a string outside a value is a dotted key's.
-  char last_code = '\n', opened_after = '\n';
+// One pass over the text, byte by byte, tracking what toml++ would be reading.
+class TomlScanner {
+ public:
+  TomlScanner(const std::string& text, const std::string& path) : text_(text), path_(path) {}
+
+  void run() {
+    for (std::size_t i = 0; i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        end_line(i);
+      } else if (context_ == Context::code) {
+        i = code(i);
+      } else if (context_ != Context::comment) {
+        i = string_byte(i);
+      }
+    }
+  }
+
+ private:
+  void new_line_at(std::size_t i) {
+    ++line_;
+    line_start_ = i + 1;
+  }
+
+  // Single-line strings and comments end at the line; an unterminated string
+  // is toml++'s to report.
+  void end_line(std::size_t i) {
+    new_line_at(i);
+    if (context_ == Context::multiline_basic || context_ == Context::multiline_literal) return;
+    context_ = Context::code;
+    last_code_ = '\n';
+    value_expected_ = in_array();
+    in_bare_value_ = false;
+  }
+
+  bool in_array() const { return !nesting_.empty() && nesting_.back() == '['; }
+
+  bool string_may_hold_non_ascii() const {
+    if (opened_in_bare_value_) return false;
+    return opened_after_ == '\n' || opened_after_ == '=' || opened_after_ == '[' ||
+           opened_after_ == ',' || opened_after_ == '{' || opened_after_ == '.';
+  }
+
+  [[noreturn]] void refuse(std::size_t at, const char* why) const {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", unsigned(static_cast<unsigned char>(text_[at])));
+    throw std::invalid_argument(path_ + ":" + std::to_string(line_) + ":" +
+                                std::to_string(at - line_start_ + 1) + ": non-ASCII byte " + byte +
+                                " " + why);
+  }
+
+  // A byte of code: where values start and end, then whether a string or
+  // comment opens. Returns the last byte consumed.
+  std::size_t code(std::size_t i) {
+    const char ch = text_[i];
+    if (is_non_ascii(ch)) {
+      refuse(i,
+             "outside a string or comment (TOML allows non-ASCII text only in strings and "
+             "comments)");
+    }
+    if (ch == '"' || ch == '\'') {
+      opened_after_ = last_code_;
+      opened_in_bare_value_ = in_bare_value_;
+    }
+    track_values(ch);
+    if (ch != ' ' && ch != '\t' && ch != '\r') last_code_ = ch;
+    if (ch == '#') {
+      context_ = Context::comment;
+    } else if (starts_with(text_, i, "\"\"\"")) {
+      context_ = Context::multiline_basic;
+      return i + 2;
+    } else if (starts_with(text_, i, "'''")) {
+      context_ = Context::multiline_literal;
+      return i + 2;
+    } else if (ch == '"') {
+      context_ = Context::basic;
+    } else if (ch == '\'') {
+      context_ = Context::literal;
+    }
+    return i;
+  }
+
   // A bare value (a number, a boolean, a date) runs from its first character
   // in value position to a space, comma, bracket, brace, comment or line end;
   // `=`, `[` and `{` inside it do not end it (`8['...'`), so a string opened
-  // there is glued to the value too. `nesting`: the arrays ('[') and inline tables ('{') open in
-  // values; a comma in an array expects a value, in an inline table a key.
-  bool value_expected = false, in_bare_value = false, opened_in_bare_value = false;
-  std::string nesting;
-  const auto in_array = [&] { return !nesting.empty() && nesting.back() == '['; };
-  const auto string_may_hold_non_ascii = [&] {
-    if (opened_in_bare_value) return false;
-    return opened_after == '\n' || opened_after == '=' || opened_after == '[' ||
-           opened_after == ',' || opened_after == '{' || opened_after == '.';
-  };
-  int line = 1;
-  std::size_t line_start = 0;
-  const auto refuse = [&](std::size_t at, const char* why) {
-    char byte[8];
-    std::snprintf(byte, sizeof byte, "0x%02X", unsigned(static_cast<unsigned char>(text[at])));
-    throw std::invalid_argument(path + ":" + std::to_string(line) + ":" +
-                                std::to_string(at - line_start + 1) + ": non-ASCII byte " + byte +
-                                " " + why);
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
-    if (ch == '\n') {
-      ++line;
-      line_start = i + 1;
-      // Single-line strings and comments end at the line; an unterminated
-      // string is toml++'s to report.
-      if (context != Context::multiline_basic && context != Context::multiline_literal) {
-        context = Context::code;
-        last_code = '\n';
-        value_expected = in_array();
-        in_bare_value = false;
-      }
-      continue;
-    }
-    switch (context) {
-      case Context::code:
-        if (static_cast<unsigned char>(ch) >= 0x80)
-          refuse(i,
-                 "outside a string or comment (TOML allows non-ASCII text only in strings "
-                 "and comments)");
-        if (ch == '"' || ch == '\'') {
-          opened_after = last_code;
-          opened_in_bare_value = in_bare_value;
-        }
-        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '#') {
-          value_expected = value_expected && !in_bare_value;
-          in_bare_value = false;
-        } else if (ch == ',') {
-          value_expected = in_array();
-          in_bare_value = false;
-        } else if (ch == ']' || ch == '}') {
-          if (!nesting.empty() && nesting.back() == (ch == ']' ? '[' : '{')) nesting.pop_back();
-          value_expected = false;
-          in_bare_value = false;
-        } else if (!in_bare_value && ch == '=') {
-          value_expected = true;
-        } else if (!in_bare_value && value_expected && (ch == '[' || ch == '{')) {
-          nesting.push_back(ch);
-          value_expected = ch == '[';
-        } else if (!in_bare_value && value_expected && ch != '"' && ch != '\'') {
-          in_bare_value = true;
-        }
-        if (ch != ' ' && ch != '\t' && ch != '\r') {
-          last_code = ch;
-        }
-        if (ch == '#') {
-          context = Context::comment;
-        } else if (starts_with(text, i, "\"\"\"")) {
-          context = Context::multiline_basic;
-          i += 2;
-        } else if (starts_with(text, i, "'''")) {
-          context = Context::multiline_literal;
-          i += 2;
-        } else if (ch == '"') {
-          context = Context::basic;
-        } else if (ch == '\'') {
-          context = Context::literal;
-        }
-        continue;
-      case Context::comment:
-        continue;
-      default:  // the strings: the check here, their ends below
-        if (static_cast<unsigned char>(ch) >= 0x80 && !string_may_hold_non_ascii()) {
-          refuse(i,
-                 "in a string that directly follows a value (write a space, comma or "
-                 "newline between them)");
-        }
-        break;
-    }
-    switch (context) {
-      case Context::code:
-      case Context::comment:
-        break;
-      case Context::basic:
-        if (ch == '\\' && i + 1 < text.size() && text[i + 1] != '\n') {
-          ++i;
-        } else if (ch == '"') {
-          context = Context::code;
-        }
-        break;
-      case Context::literal:
-        if (ch == '\'') context = Context::code;
-        break;
-      case Context::multiline_basic:
-        if (ch == '\\') {
-          // A line-ending backslash trims the whitespace up to the next
-          // character, which toml++ classifies as it goes.
-          std::size_t j = i + 1;
-          while (j < text.size() && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r')) ++j;
-          if (j < text.size() && text[j] == '\n') {
-            while (j < text.size() &&
-                   (text[j] == ' ' || text[j] == '\t' || text[j] == '\r' || text[j] == '\n')) {
-              if (text[j] == '\n') {
-                ++line;
-                line_start = j + 1;
-              }
-              ++j;
-            }
-            if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80) {
-              refuse(j,
-                     "right after a line-ending backslash (start the line with an ASCII "
-                     "character)");
-            }
-            i = j - 1;
-          } else if (j < text.size() && static_cast<unsigned char>(text[j]) >= 0x80) {
-            refuse(j, "after a backslash in a multi-line string (not an escape TOML knows)");
-          } else {
-            ++i;  // an escape: the next character is its
-          }
-        } else if (starts_with(text, i, "\"\"\"")) {
-          context = Context::code;
-          i += 2;
-          // Up to two more quotes belong to the string (TOML 1.0).
-          while (i + 1 < text.size() && text[i + 1] == '"') ++i;
-        }
-        break;
-      case Context::multiline_literal:
-        if (starts_with(text, i, "'''")) {
-          context = Context::code;
-          i += 2;
-          while (i + 1 < text.size() && text[i + 1] == '\'') ++i;
-        }
-        break;
+  // there is glued to the value. `nesting_`: the arrays ('[') and inline
+  // tables ('{') open in values; a comma in an array expects a value, in an
+  // inline table a key.
+  void track_values(char ch) {
+    if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '#') {
+      value_expected_ = value_expected_ && !in_bare_value_;
+      in_bare_value_ = false;
+    } else if (ch == ',') {
+      value_expected_ = in_array();
+      in_bare_value_ = false;
+    } else if (ch == ']' || ch == '}') {
+      if (!nesting_.empty() && nesting_.back() == (ch == ']' ? '[' : '{')) nesting_.pop_back();
+      value_expected_ = false;
+      in_bare_value_ = false;
+    } else if (!in_bare_value_ && ch == '=') {
+      value_expected_ = true;
+    } else if (!in_bare_value_ && value_expected_ && (ch == '[' || ch == '{')) {
+      nesting_.push_back(ch);
+      value_expected_ = ch == '[';
+    } else if (!in_bare_value_ && value_expected_ && ch != '"' && ch != '\'') {
+      in_bare_value_ = true;
     }
   }
+
+  // A byte inside a string: the check, then the string's escapes and end.
+  std::size_t string_byte(std::size_t i) {
+    const char ch = text_[i];
+    if (is_non_ascii(ch) && !string_may_hold_non_ascii()) {
+      refuse(i,
+             "in a string that directly follows a value (write a space, comma or newline "
+             "between them)");
+    }
+    switch (context_) {
+      case Context::basic:
+        if (ch == '\\' && i + 1 < text_.size() && text_[i + 1] != '\n') return i + 1;
+        if (ch == '"') context_ = Context::code;
+        return i;
+      case Context::literal:
+        if (ch == '\'') context_ = Context::code;
+        return i;
+      case Context::multiline_basic:
+        if (ch == '\\') return multiline_backslash(i);
+        return multiline_end(i, "\"\"\"");
+      case Context::multiline_literal:
+        return multiline_end(i, "'''");
+      default:
+        return i;
+    }
+  }
+
+  // The closing delimiter; up to two more quotes belong to the string (TOML 1.0).
+  std::size_t multiline_end(std::size_t i, const char* delimiter) {
+    if (!starts_with(text_, i, delimiter)) return i;
+    context_ = Context::code;
+    i += 2;
+    while (i + 1 < text_.size() && text_[i + 1] == delimiter[0]) ++i;
+    return i;
+  }
+
+  // A line-ending backslash trims the whitespace up to the next character,
+  // which toml++ classifies as it goes; any other is an escape.
+  std::size_t multiline_backslash(std::size_t i) {
+    std::size_t j = i + 1;
+    while (j < text_.size() && (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\r')) ++j;
+    if (j < text_.size() && text_[j] == '\n') {
+      while (j < text_.size() &&
+             (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\r' || text_[j] == '\n')) {
+        if (text_[j] == '\n') new_line_at(j);
+        ++j;
+      }
+      if (j < text_.size() && is_non_ascii(text_[j])) {
+        refuse(j, "right after a line-ending backslash (start the line with an ASCII character)");
+      }
+      return j - 1;
+    }
+    if (j < text_.size() && is_non_ascii(text_[j])) {
+      refuse(j, "after a backslash in a multi-line string (not an escape TOML knows)");
+    }
+    return i + 1;  // an escape: the next character is its
+  }
+
+  const std::string& text_;
+  const std::string& path_;
+  Context context_ = Context::code;
+  int line_ = 1;
+  std::size_t line_start_ = 0;
+  // The last character of code before a string opened, spaces aside ('\n' at
+  // a line's start). toml++ reads a bare value up to the next space or
+  // comment before it classifies it, so a string glued to one (`11"...`,
+  // `120."..."`) is read as part of that value, through the same whitespace
+  // test; a '.' before a string outside a value is a dotted key's.
+  char last_code_ = '\n', opened_after_ = '\n';
+  bool value_expected_ = false, in_bare_value_ = false, opened_in_bare_value_ = false;
+  std::string nesting_;
+};
+
+}  // namespace
+
+void check_toml_text(const std::string& text, const std::string& path) {
+  TomlScanner(text, path).run();
 }
 
 std::string read_toml_text(const std::string& path) {

@@ -249,24 +249,35 @@ void Translation::add_waveform_pulse(std::size_t bi, const PulseAnalysis& p, Pul
                ")";
 }
 
-// The 1-based index of a waveform equal to `w`, added if new.
+// The 1-based index of a waveform equal to `w`, added if new; candidates are
+// those of equal digest.
 int Translation::waveform_index(sequence::PulseWaveform w) {
-  for (std::size_t i = 0; i < waveforms_.size(); ++i) {
-    const sequence::PulseWaveform& o = waveforms_[i];
+  const auto same = [&](const sequence::PulseWaveform& o) {
     if (o.rf_frequency_hz != w.rf_frequency_hz || o.flip_rad != w.flip_rad ||
         o.runs.size() != w.runs.size()) {
-      continue;
+      return false;
     }
-    bool same = true;
-    for (std::size_t r = 0; r < o.runs.size() && same; ++r) {
-      same = o.runs[r].angle_rad == w.runs[r].angle_rad &&
-             o.runs[r].phase_rad == w.runs[r].phase_rad && o.runs[r].dt_s == w.runs[r].dt_s &&
-             o.runs[r].samples == w.runs[r].samples;
+    for (std::size_t r = 0; r < o.runs.size(); ++r) {
+      if (o.runs[r].angle_rad != w.runs[r].angle_rad ||
+          o.runs[r].phase_rad != w.runs[r].phase_rad || o.runs[r].dt_s != w.runs[r].dt_s ||
+          o.runs[r].samples != w.runs[r].samples) {
+        return false;
+      }
     }
-    if (same) return int(i) + 1;
+    return true;
+  };
+  double digest = w.rf_frequency_hz + w.flip_rad;
+  for (const sequence::WaveformRun& r : w.runs) {
+    digest += r.angle_rad * double(r.samples) + r.phase_rad + r.dt_s * 1e6;
+  }
+  const auto [first, last] = waveform_of_.equal_range(digest);
+  for (auto it = first; it != last; ++it) {
+    if (same(waveforms_[std::size_t(it->second - 1)])) return it->second;
   }
   waveforms_.push_back(std::move(w));
-  return int(waveforms_.size());
+  const int index = int(waveforms_.size());
+  waveform_of_.emplace(digest, index);
+  return index;
 }
 
 // A slice-selective pulse played at each slice position: its own waveform

@@ -115,8 +115,10 @@ class Translation {
   // Played pulses (slice profiles), one per distinct played pulse, found by
   // a digest of its samples.
   std::vector<sequence::SliceProfileSpec> profiles_;
-  std::vector<sequence::PulseWaveform> waveforms_;
   std::multimap<double, int> profile_of_;
+  // Waveform pulses' waveforms, one per distinct waveform, found likewise.
+  std::vector<sequence::PulseWaveform> waveforms_;
+  std::multimap<double, int> waveform_of_;
   std::map<std::tuple<int, int, int>, double> half_widths_;
 };
 
