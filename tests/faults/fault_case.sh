@@ -8,12 +8,12 @@
 set -u
 case_name=$1 larmor=$2 mpiexec=$3 src=$4 work=$5/$1 seamed=$6
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 2
-# Each case its own Open MPI session folder: processes started without
+# Each case its own Open MPI temporary folder: processes started without
 # mpirun share one job id, and one that finishes removes the folder where
 # another maps its shared file pointers (which then warns).
-session=$(mktemp -d) || exit 2
-trap 'rm -rf "$session"' EXIT
-export OMPI_MCA_orte_tmpdir_base="$session" OMPI_MCA_prte_tmpdir_base="$session"
+mpi_tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$mpi_tmp"' EXIT
+export OMPI_MCA_orte_tmpdir_base="$mpi_tmp" OMPI_MCA_prte_tmpdir_base="$mpi_tmp"
 grid=$src/tests/drivers/grid.toml
 fail() { echo "FAIL ($case_name): $*"; exit 1; }
 leftovers() { find "$work" -name '*.tmp-*' | head -5; }
