@@ -8,6 +8,13 @@
 # Backends are listed device first: Make starts objects in the order given,
 # and a long device unit started last would leave the other cores idle.
 set(LARMOR_INSTANCE_BACKENDS Cuda OpenMP Serial)
+
+# A device build's host backend (Serial beside CUDA) runs none of larmor's
+# commands, tests or bindings: its kernels, compiled through nvcc_wrapper,
+# would take a sixth of the build. A program that calls the library on the
+# host space of a CUDA build turns them on.
+option(LARMOR_DEVICE_BUILD_HOST_KERNELS
+       "In a device (CUDA) build, instantiate the kernels for the host backend too" OFF)
 set(LARMOR_INSTANCE_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/instance.cpp.in)
 set(LARMOR_BACKEND_TEST_TEMPLATE ${CMAKE_CURRENT_LIST_DIR}/backend_test.cpp.in)
 
@@ -31,6 +38,9 @@ function(larmor_instantiate target)
     # A disabled backend's unit would compile to nothing, but only after
     # parsing every header (seconds each through nvcc_wrapper).
     if(NOT BACKEND IN_LIST Kokkos_DEVICES)
+      continue()
+    endif()
+    if(LARMOR_KOKKOS_HAS_CUDA AND NOT BACKEND STREQUAL "CUDA" AND NOT LARMOR_DEVICE_BUILD_HOST_KERNELS)
       continue()
     endif()
     foreach(macro IN LISTS arg_MACROS)

@@ -15,6 +15,7 @@
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
 #include "io/pulseq/pulseq_writer.hpp"
+#include "reference/constants.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/canonical.hpp"
 #include "sequence/operators.hpp"
@@ -28,7 +29,7 @@ namespace {
 using sequence::Event;
 using sequence::EventKind;
 namespace act = sequence::action;
-constexpr double kPi = 3.14159265358979323846;
+using larmor::test::kPi;
 constexpr double us = 1e-6;
 
 std::string events_path(const std::string& name) {

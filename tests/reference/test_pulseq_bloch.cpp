@@ -14,22 +14,14 @@
 
 #include "io/pulseq/pulseq_file.hpp"
 #include "reference/pulseq_bloch.hpp"
+#include "reference/pulseq_test_text.hpp"
 
 namespace larmor::reference {
 namespace {
 
 namespace pq = larmor::io::pulseq;
 using Vec = std::array<double, 3>;
-
-constexpr double kPi = 3.14159265358979323846;
-const Complex kI{0.0, 1.0};
-
-std::string num(double value) {
-  std::ostringstream s;
-  s.precision(17);
-  s << value;
-  return s.str();
-}
+using namespace pulseq_test_text;
 
 // Version and definitions; block raster 1 us, so block durations are in us.
 std::string header(int minor, const std::string& definitions = "") {
@@ -39,25 +31,7 @@ std::string header(int minor, const std::string& definitions = "") {
          definitions + "\n";
 }
 
-std::string shape(int id, const std::vector<double>& values) {
-  std::string text =
-      "shape_id " + std::to_string(id) + "\nnum_samples " + std::to_string(values.size()) + "\n";
-  for (double v : values) text += num(v) + "\n";
-  return text + "\n";
-}
-
 std::vector<double> ones(int n) { return std::vector<double>(static_cast<std::size_t>(n), 1.0); }
-
-pq::PulseqFile parse(const std::string& text) { return pq::PulseqFile::parse(text, "test.seq"); }
-
-Tissue tissue(double t1, double t2, double df, double m0 = 1.0) {
-  Tissue t;
-  t.m0 = m0;
-  t.t1_s = t1;
-  t.t2_s = t2;
-  t.df_hz = df;
-  return t;
-}
 
 std::vector<BlochSample> run(const pq::PulseqFile& file, const Tissue& t,
                              BlochOptions options = {}) {
@@ -301,11 +275,6 @@ TEST(PulseqBloch, CrushedSpinEcho) {
 
 // A three-lobe sinc over 2 ms (u from -2 to 2) as magnitude and a phase of
 // half a turn where it is negative.
-double sinc_lobes(double fraction) {
-  const double u = 4 * fraction - 2;
-  return u == 0.0 ? 1.0 : std::sin(kPi * u) / (kPi * u);
-}
-
 std::string shaped_pulse(const std::vector<double>& signed_wave, double amp,
                          const std::vector<double>& time_points) {
   std::vector<double> mag, phase;

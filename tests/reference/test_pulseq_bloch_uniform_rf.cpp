@@ -15,50 +15,19 @@
 
 #include "io/pulseq/pulseq_file.hpp"
 #include "reference/pulseq_bloch.hpp"
+#include "reference/pulseq_test_text.hpp"
 
 namespace larmor::reference {
 namespace {
 
 namespace pq = larmor::io::pulseq;
 using Vec = std::array<double, 3>;
-
-constexpr double kPi = 3.14159265358979323846;
-const Complex kI{0.0, 1.0};
-
-std::string num(double value) {
-  std::ostringstream s;
-  s.precision(17);
-  s << value;
-  return s.str();
-}
+using namespace pulseq_test_text;
 
 // Version 1.4; block raster 1 us, so block durations are in us.
 std::string header() {
   return "[VERSION]\nmajor 1\nminor 4\nrevision 0\n\n[DEFINITIONS]\nAdcRasterTime 1e-07\n"
          "BlockDurationRaster 1e-06\nGradientRasterTime 1e-05\nRadiofrequencyRasterTime 1e-06\n\n";
-}
-
-std::string shape(int id, const std::vector<double>& values) {
-  std::string text =
-      "shape_id " + std::to_string(id) + "\nnum_samples " + std::to_string(values.size()) + "\n";
-  for (double v : values) text += num(v) + "\n";
-  return text + "\n";
-}
-
-pq::PulseqFile parse(const std::string& text) { return pq::PulseqFile::parse(text, "test.seq"); }
-
-Tissue tissue(double t1, double t2, double df) {
-  Tissue t;
-  t.t1_s = t1;
-  t.t2_s = t2;
-  t.df_hz = df;
-  return t;
-}
-
-// A three-lobe sinc, u from -2 to 2 as `fraction` goes from 0 to 1.
-double sinc_lobes(double fraction) {
-  const double u = 4 * fraction - 2;
-  return u == 0.0 ? 1.0 : std::sin(kPi * u) / (kPi * u);
 }
 
 // Magnitude and phase shapes (ids first, first + 1) of a signed waveform.

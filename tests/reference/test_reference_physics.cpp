@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "reference/constants.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/description.hpp"
 #include "simulate/closed_form.hpp"
@@ -32,7 +33,7 @@ namespace action = larmor::sequence::action;
 namespace ref = larmor::reference;
 namespace cf = larmor::simulate;
 
-constexpr double kPi = 3.14159265358979323846;
+using larmor::test::kPi;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kIdentityTol = 1e-12;
 const Complex kI{0.0, 1.0};

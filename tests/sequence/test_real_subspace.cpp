@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "reference/constants.hpp"
 #include "reference/epg_reference.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/on_axis_trains.hpp"
@@ -20,8 +21,8 @@
 namespace larmor::sequence {
 namespace {
 
+using larmor::test::kPi;
 using reference::Complex;
-constexpr double kPi = 3.14159265358979323846;
 
 // The real EPG of real_subspace.hpp on orders [0, K), in double.
 std::vector<Complex> play_real(const Description& d, const RealSubspacePlan& plan,

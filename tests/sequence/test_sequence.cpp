@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "reference/constants.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
 #include "sequence/packing.hpp"
@@ -15,7 +16,7 @@
 namespace larmor::sequence {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
+using larmor::test::kPi;
 
 TEST(Operators, emit_the_documented_vocabulary) {
   Description d;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reference/constants.hpp"
 #include "sequence/builders/builders.hpp"
 #include "sequence/operators.hpp"
 #include "simulate/simulator.hpp"
@@ -17,7 +18,7 @@
 namespace larmor {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
+using larmor::test::kPi;
 
 TEST(HardPulsePower, a_duration_carries_flip_squared_over_duration) {
   sequence::Description d;

@@ -12,12 +12,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "reference/constants.hpp"
 #include "tissue/lineshape.hpp"
 
 namespace larmor::tissue {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
+using larmor::test::kPi;
 constexpr double kT2b = 12e-6;  // a typical bound-pool T2 (s)
 
 TEST(Lineshape, GaussianAndLorentzianClosedFormsAndNormalisation) {
