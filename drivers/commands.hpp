@@ -43,6 +43,15 @@ struct SimulateArgs {
 void add_simulate(CLI::App& app, SimulateArgs& args);
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm);
 
+class PhaseTimer;
+// larmor simulate where the deck runs on the isochromat engine (deck.isochromats).
+int run_simulate_isochromats(const SimulateArgs& args, app::Deck& deck,
+                             const parallel::Communicator& comm, PhaseTimer& timer);
+
+// Rank 0 warns when every sample of every voxel is zero (and where Mz is).
+void warn_if_all_zero(const std::vector<float>& signals, bool longitudinal,
+                      const parallel::Communicator& comm);
+
 struct DesignArgs {
   std::string deck;
   std::string output;   // overrides the deck's [output] path (the schedule CSV)

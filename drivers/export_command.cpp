@@ -24,6 +24,7 @@ void add_export(CLI::App& app, ExportArgs& args) {
 
 int run_export(const ExportArgs& args, const parallel::Communicator& comm) {
   const app::Deck deck = app::read_deck(args.deck);
+  app::require_epg(deck, "larmor export");
   io::refuse_output_over_inputs(args.output, deck.input_files, "-o: the output");
   if (comm.is_root()) {
     io::pulseq::WriteOptions options;

@@ -48,6 +48,7 @@ int run_phantom(const PhantomArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const app::Deck deck = app::read_deck(args.sequence_deck, {}, false);
+  app::require_epg(deck, "larmor phantom");
   io::refuse_output_over_inputs(args.output, deck.input_files, "-o: the output");
   const phantom::Volume volume = phantom::make_volume(args.voxels);
   const std::int64_t n = std::int64_t(volume.brain.size());

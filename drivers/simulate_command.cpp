@@ -161,6 +161,8 @@ void report_settling(simulate::SteadyStateReport& steady, const app::Deck& deck,
   }
 }
 
+}  // namespace
+
 // A result that is zero at every sample of every voxel says nothing: say so
 // (a file that measures Mz has it in /mz).
 void warn_if_all_zero(const std::vector<float>& signals, bool longitudinal,
@@ -177,8 +179,6 @@ void warn_if_all_zero(const std::vector<float>& signals, bool longitudinal,
   }
 }
 
-}  // namespace
-
 int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -188,6 +188,7 @@ int run_simulate(const SimulateArgs& args, const parallel::Communicator& comm) {
   if (!args.output.empty()) deck.output_path = args.output;
   io::refuse_output_over_inputs(deck.output_path, deck.input_files,
                                 output_source(args.output, deck.path));
+  if (deck.isochromats) return run_simulate_isochromats(args, deck, comm, timer);
   if (args.max_order >= 0) deck.simulation.max_order = args.max_order;
   if (deck.last_samples > 0) {
     sequence::keep_last_samples(deck.sequence, deck.last_samples);

@@ -47,6 +47,7 @@ namespace larmor::kx {
 #if KOKKOS_VERSION >= 30700
 using Kokkos::cos;
 using Kokkos::exp;
+using Kokkos::expm1;
 using Kokkos::fabs;
 using Kokkos::floor;
 using Kokkos::log;
@@ -56,6 +57,7 @@ using Kokkos::sqrt;
 #else
 using Kokkos::Experimental::cos;
 using Kokkos::Experimental::exp;
+using Kokkos::Experimental::expm1;
 using Kokkos::Experimental::fabs;
 using Kokkos::Experimental::floor;
 using Kokkos::Experimental::log;

@@ -83,7 +83,9 @@ sequence::Description build(const std::string& builder, const py::kwargs& keys) 
   text << root;
   const std::string origin = "larmor.build(" + builder + ")";
   try {
-    return app::read_deck_text(text.str(), origin, false).sequence;
+    const app::Deck deck = app::read_deck_text(text.str(), origin, false);
+    app::require_epg(deck, "larmor.build");
+    return deck.sequence;
   } catch (const app::DeckError& e) {
     // The deck's lines are this function's own text, not the caller's: the
     // message keeps the key and drops the line.
@@ -215,7 +217,12 @@ void register_sequence(py::module_& m) {
           "A grid's value counts per listed property (deck order), or a maps volume's shape.");
 
   m.def(
-      "_read_deck", [](const std::string& path) { return app::read_deck(path, {}, false); },
+      "_read_deck",
+      [](const std::string& path) {
+        app::Deck deck = app::read_deck(path, {}, false);
+        app::require_epg(deck, "the Python bindings");
+        return deck;
+      },
       py::arg("path"));
   m.def("build", &build, py::arg("builder"),
         "A builder's sequence from the deck's [sequence] keys given as keyword arguments "

@@ -12,9 +12,11 @@
 #include <toml++/toml.h>
 
 #include "app/impl/deck_section.hpp"
+#include "app/impl/engine_keys.hpp"
 #include "app/impl/events_deck.hpp"
 #include "io/nifti_file.hpp"
 #include "io/pulseq/pulseq_events.hpp"
+#include "io/pulseq/pulseq_steps.hpp"
 #include "io/toml_text.hpp"
 #if LARMOR_HAVE_ISMRMRD
 #include "io/mrd/mrd.hpp"
@@ -70,11 +72,55 @@ sequence::Description mrd_sequence(const std::string& builder, const Section& s,
   throw std::logic_error("unreachable: Section::fail throws");
 }
 
+// The file's translation to EPG events and its report; throws PulseqError
+// where EPG cannot represent the file.
+sequence::Description translate_pulseq(const io::pulseq::PulseqFile& seq,
+                                       const io::pulseq::TranslateOptions& options,
+                                       const std::vector<std::string>& warnings,
+                                       std::chrono::steady_clock::time_point read_start,
+                                       std::string* report_text, bool* measures_mz) {
+  io::pulseq::TranslationReport report;
+  auto d = io::pulseq::to_description(seq, options, &report);
+  const double translate_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
+  report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
+  // No sample follows an excitation: the file measures Mz (a saturation,
+  // CEST or preparation file), written as /mz.
+  *measures_mz = std::none_of(report.adcs.begin(), report.adcs.end(), [](const auto& a) {
+    return a.kept_sample >= 0 && a.how.rfind("sample N/2 (before any excitation", 0) != 0;
+  });
+  if (*measures_mz) {
+    report.warnings.push_back(
+        "no sample follows an excitation: the file measures the longitudinal "
+        "magnetisation, which the result holds as /mz");
+  }
+  if (report_text != nullptr) {
+    *report_text = io::pulseq::format_report(report, 4);
+    // A large file's reading and translation, with its rate.
+    if (translate_s >= 1.0) {
+      char line[160];
+      std::snprintf(line, sizeof line, "read and translated in %.1f s (%.0f blocks/s)\n",
+                    translate_s, double(report.blocks) / translate_s);
+      *report_text += line;
+    }
+  }
+  // The quantisation's moment is the one the description declares.
+  const auto& u = report.crusher_moment;
+  d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  if (report.narrowest_half_bandwidth_hz > 0.0) {
+    d.parameters["rf_half_bandwidth_hz"] = report.narrowest_half_bandwidth_hz;
+  }
+  return d;
+}
+
 // A Pulseq file translated to events (docs/pulseq.md), with the deck's
-// translation keys; *measures_mz when no sample follows an excitation.
+// translation keys; *measures_mz when no sample follows an excitation. Where
+// the deck's engine is the isochromat engine, or auto and EPG refuses the
+// file, its step table instead (deck.steps), and no events.
 sequence::Description pulseq_sequence(const Section& s, const fs::path& deck_dir,
                                       std::string* report_text, std::vector<std::string>& inputs,
-                                      std::optional<double> longest_t2, bool* measures_mz) {
+                                      std::optional<double> longest_t2, bool* measures_mz,
+                                      Deck& deck) {
   const std::string name = s.string("file", "");
   if (name.empty()) s.fail("file", "is required: the .seq file to read");
   const fs::path file = fs::path(name).is_absolute() ? fs::path(name) : deck_dir / name;
@@ -119,57 +165,63 @@ sequence::Description pulseq_sequence(const Section& s, const fs::path& deck_dir
     options.voxel_size_m = std::array<double, 3>{1e-3 * v[0], 1e-3 * v[1], 1e-3 * v[2]};
   }
   if (s.has("b0_t")) options.b0_t = s.positive("b0_t", 3.0);
+  io::pulseq::PulseqFile seq;
+  std::vector<std::string> warnings;
+  const auto read_start = std::chrono::steady_clock::now();
   try {
-    io::pulseq::TranslationReport report;
-    std::vector<std::string> warnings;
-    const auto read_start = std::chrono::steady_clock::now();
-    const auto seq = io::pulseq::PulseqFile::read(file.string(), &warnings);
-    auto d = io::pulseq::to_description(seq, options, &report);
-    const double translate_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - read_start).count();
-    report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
-    // No sample follows an excitation: the file measures Mz (a saturation,
-    // CEST or preparation file), written as /mz.
-    *measures_mz = std::none_of(report.adcs.begin(), report.adcs.end(), [](const auto& a) {
-      return a.kept_sample >= 0 && a.how.rfind("sample N/2 (before any excitation", 0) != 0;
-    });
-    if (*measures_mz) {
-      report.warnings.push_back(
-          "no sample follows an excitation: the file measures the longitudinal "
-          "magnetisation, which the result holds as /mz");
-    }
-    if (report_text != nullptr) {
-      *report_text = io::pulseq::format_report(report, 4);
-      // A large file's reading and translation, with its rate.
-      if (translate_s >= 1.0) {
-        char line[160];
-        std::snprintf(line, sizeof line, "read and translated in %.1f s (%.0f blocks/s)\n",
-                      translate_s, double(report.blocks) / translate_s);
-        *report_text += line;
-      }
-    }
-    // The quantisation's moment is the one the description declares.
-    const auto& u = report.crusher_moment;
-    d.crusher.moment_per_m = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-    if (report.narrowest_half_bandwidth_hz > 0.0) {
-      d.parameters["rf_half_bandwidth_hz"] = report.narrowest_half_bandwidth_hz;
-    }
-    return d;
+    seq = io::pulseq::PulseqFile::read(file.string(), &warnings);
   } catch (const io::pulseq::PulseqError& e) {
     s.fail("file", std::string("could not be translated: ") + e.what());
   }
-  throw std::logic_error("unreachable: Section::fail throws");
+  if (deck.engine != Engine::isochromat) {
+    try {
+      return translate_pulseq(seq, options, warnings, read_start, report_text, measures_mz);
+    } catch (const io::pulseq::PulseqError& e) {
+      if (deck.engine == Engine::epg) {
+        s.fail("file", std::string("could not be translated: ") + e.what());
+      }
+      deck.engine_reason = std::string("EPG cannot represent the file: ") + e.what();
+    }
+  } else {
+    deck.engine_reason = "[simulation] engine = \"isochromat\"";
+  }
+  io::pulseq::StepOptions steps;
+  steps.every_sample = options.adc == io::pulseq::AdcSampling::every_sample;
+  steps.b0_t = options.b0_t;
+  steps.voxel_size_m = options.voxel_size_m;
+  try {
+    deck.steps = io::pulseq::to_step_table(seq, steps);
+  } catch (const std::exception& e) {
+    s.fail("file", std::string("could not be played by the isochromat engine: ") + e.what());
+  }
+  // Without a sample neither engine has a signal: EPG's refusal says why.
+  if (deck.steps->samples() == 0 && deck.engine == Engine::automatic) {
+    s.fail("file", "could not be translated: " +
+                       deck.engine_reason.substr(deck.engine_reason.find(": ") + 2));
+  }
+  deck.isochromats = true;
+  if (report_text != nullptr) {
+    for (const auto& w : warnings) *report_text += "warning: " + w + "\n";
+  }
+  return {};
 }
 
 sequence::Description build_sequence(const std::string& builder, const Section& s,
                                      const fs::path& deck_dir,
                                      std::optional<sequence::MrfParams>& mrf,
                                      std::string* report_text, std::vector<std::string>& inputs,
-                                     std::optional<double> longest_t2, bool* measures_mz) {
+                                     std::optional<double> longest_t2, bool* measures_mz,
+                                     Deck& deck) {
   using namespace sequence;
   if (s.has("mrd")) return mrd_sequence(builder, s, deck_dir, inputs);
   if (builder == "pulseq") {
-    return pulseq_sequence(s, deck_dir, report_text, inputs, longest_t2, measures_mz);
+    return pulseq_sequence(s, deck_dir, report_text, inputs, longest_t2, measures_mz, deck);
+  }
+  if (deck.engine == Engine::isochromat) {
+    throw DeckError(s.file() +
+                    ": [simulation] engine = \"isochromat\" plays Pulseq files "
+                    "(builder = \"pulseq\"); the " +
+                    builder + " builder runs on EPG");
   }
   if (builder == "events") return detail::read_event_list(s, deck_dir, inputs);
   return detail::build_shipped_sequence(builder, s, deck_dir, mrf, inputs);
@@ -434,6 +486,13 @@ toml::table detail::parse_deck_file(const std::string& path) {
   return parse_deck_text(text, path);
 }
 
+void require_epg(const Deck& deck, const std::string& command) {
+  if (!deck.isochromats) return;
+  throw DeckError(deck.path + ": " + command +
+                  " runs on EPG, and this deck runs on the isochromat engine (" +
+                  deck.engine_reason + "); larmor simulate runs it");
+}
+
 std::vector<std::string> builder_names() {
   return {"mese", "tse", "spgr", "mprage", "bssfp", "dess", "mt_spgr", "mrf", "pulseq", "events"};
 }
@@ -474,6 +533,8 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
                     ": [sequence] needs a 'builder' key");
   }
   bool measures_mz = false;
+  const toml::table* sim_table = table_or_null(root, "simulation", path);
+  deck.engine = detail::read_engine(Section(path, "simulation", sim_table));
   // The tissue first: a Pulseq file's translation spoils the gaps that
   // outlast every transverse state of the tissue (its longest T2).
   const toml::table* tissue_table = table_or_null(root, "tissue", path);
@@ -484,7 +545,7 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   try {
     deck.input_files.push_back(path);
     deck.sequence = build_sequence(deck.builder, seq, deck_dir, deck.mrf, &deck.sequence_report,
-                                   deck.input_files, longest_t2_s(deck.tissue), &measures_mz);
+                                   deck.input_files, longest_t2_s(deck.tissue), &measures_mz, deck);
     read_gradient_and_shims(deck.builder, seq, deck.sequence);
     read_slice_profiles(path, seq, deck.sequence);
     // The tables' own checks (sizes, waveform, shared positions), named by
@@ -495,7 +556,7 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   } catch (const std::exception& e) {
     throw DeckError(path + ": [sequence] " + e.what());
   }
-  if (deck.sequence.sample_count() == 0) {
+  if (deck.isochromats ? deck.steps->samples() == 0 : deck.sequence.sample_count() == 0) {
     throw DeckError(path +
                     ": [sequence] records no sample (it has no ADC event), so there is no "
                     "signal to simulate or write");
@@ -508,7 +569,9 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
     for (const auto& [p, file] : deck.tissue.map_datasets) deck.input_files.push_back(file);
   }
 
-  Section sim(path, "simulation", table_or_null(root, "simulation", path));
+  Section sim(path, "simulation", sim_table);
+  detail::read_engine(sim);  // (read above: the sequence depends on it)
+  if (deck.isochromats) detail::read_isochromat_keys(sim, longest_t2_s(deck.tissue), deck);
   if (sim.has("orders")) {
     // The old key counted states (orders 0..N-1); max_order is the highest order kept.
     const toml::node* n = sim.node("orders");

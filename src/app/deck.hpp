@@ -13,6 +13,8 @@
 
 #include "sequence/builders/builders.hpp"
 #include "sequence/description.hpp"
+#include "sequence/step_table.hpp"
+#include "simulate/isochromat_simulator.hpp"
 #include "simulate/simulator.hpp"
 #include "tissue/tissue.hpp"
 
@@ -40,6 +42,10 @@ struct TissueSpec {
   tissue::Lineshape bound_lineshape = tissue::Lineshape::super_lorentzian;
 };
 
+// [simulation] engine: EPG, the isochromat engine, or (auto) EPG where a
+// Pulseq file's translation is exact and the isochromat engine otherwise.
+enum class Engine { automatic, epg, isochromat };
+
 struct Deck {
   std::string path;
   std::string builder;
@@ -65,6 +71,15 @@ struct Deck {
   // beside /signals; on by itself for a Pulseq file none of whose samples
   // follows an excitation (a saturation or CEST file measures Mz).
   bool longitudinal = false;
+  // The engine asked for and the one that runs: with `isochromats` the
+  // isochromat engine plays `steps` (a Pulseq file) over the voxel of
+  // `isochromat`, for the reason in `engine_reason` (EPG's refusal under
+  // auto), and `sequence` is empty.
+  Engine engine = Engine::automatic;
+  bool isochromats = false;
+  std::string engine_reason;
+  std::optional<sequence::StepTable> steps;
+  simulate::IsochromatSettings isochromat;
 };
 
 // Parses and validates a deck; throws DeckError. Tables other than
@@ -83,6 +98,10 @@ Deck read_deck_text(const std::string& text, const std::string& origin,
 struct DeckError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Every command but `larmor simulate` runs EPG: a deck that runs on the
+// isochromat engine is refused, naming the command and the engine's reason.
+void require_epg(const Deck& deck, const std::string& command);
 
 // Names of the shipped builders, for messages and the CLI.
 std::vector<std::string> builder_names();

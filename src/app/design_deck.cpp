@@ -47,6 +47,7 @@ DesignDeck read_design_deck(const std::string& path) {
   DesignDeck out;
   const toml::table root = detail::parse_deck_file(path);
   out.deck = detail::read_deck_tables(root, path, {"design"}, true);
+  require_epg(out.deck, "larmor design");
   const toml::node* node = root.get("design");
   if (!node || !node->is_table()) throw DeckError(path + ": the [design] section is required");
   Section s(path, "design", node->as_table());

@@ -86,6 +86,7 @@ FitDeck read_fit_deck(const std::string& path) {
   FitDeck out;
   const toml::table root = detail::parse_deck_file(path);
   out.deck = detail::read_deck_tables(root, path, {"data", "estimator"}, false);
+  require_epg(out.deck, "larmor fit");
   out.nifti_output = out.deck.nifti_output;
   const fs::path dir = fs::path(path).parent_path();
   auto resolve = [&](const std::string& name) {

@@ -24,12 +24,11 @@ std::string units_of(const std::string& name) {
 }  // namespace
 
 void write_signal_file(const std::string& path, const parallel::Communicator& comm,
-                       const simulate::Simulator& simulator, const LocalVoxels& voxels,
+                       const SignalLayout& layout, const LocalVoxels& voxels,
                        const std::vector<float>& local_signals, const RunInfo& info) {
   io::H5Writer out(path, comm);  // (it makes the result's folder)
   const auto total = static_cast<std::uint64_t>(voxels.total);
-  const auto samples = static_cast<std::uint64_t>(
-      info.samples != nullptr ? int(info.samples->size()) : simulator.samples());
+  const auto samples = static_cast<std::uint64_t>(layout.sample_times_s.size());
   const std::int64_t offset = voxels.range.begin;
   const std::int64_t rows = voxels.range.size();
 
@@ -46,19 +45,8 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
     const std::string name = std::string("/tissue/") + tissue::deck_name(p);
     out.write_rows(name, {total}, offset, deck_units.data(), rows);
   }
-  const auto& packed = simulator.packed();
-  std::vector<double> times = packed.sample_times_s;
-  std::vector<std::uint8_t> echo = packed.sample_is_echo_centre;
-  if (info.samples != nullptr) {
-    times.clear();
-    echo.clear();
-    for (int n : *info.samples) {
-      times.push_back(packed.sample_times_s[std::size_t(n)]);
-      echo.push_back(packed.sample_is_echo_centre[std::size_t(n)]);
-    }
-  }
-  out.write_whole("/sequence/sample_times_s", {samples}, times);
-  out.write_whole("/sequence/echo_centre", {samples}, echo);
+  out.write_whole("/sequence/sample_times_s", {samples}, layout.sample_times_s);
+  out.write_whole("/sequence/echo_centre", {samples}, layout.echo_centre);
   std::vector<std::int64_t> shape(voxels.volume_shape.begin(), voxels.volume_shape.end());
   out.write_whole("/volume_shape", {std::uint64_t(shape.size())}, shape);
 
@@ -71,14 +59,37 @@ void write_signal_file(const std::string& path, const parallel::Communicator& co
   out.set_attribute("/", "builder", info.builder);
   out.set_attribute("/", "deck", info.deck_path);
   out.set_attribute("/", "backend", info.backend);
-  out.set_attribute("/", "max_order", std::int64_t(simulator.max_order()));
-  out.set_attribute("/", "orders_reaching_a_sample", std::int64_t(simulator.kernel_states()));
-  out.set_attribute("/", "events", std::int64_t(simulator.events()));
+  for (const auto& [name, value] : layout.counts) out.set_attribute("/", name, value);
+  for (const auto& [name, value] : layout.texts) out.set_attribute("/", name, value);
   out.set_attribute("/", "samples", std::int64_t(samples));
-  for (const auto& [name, value] : simulator.description().parameters) {
+  for (const auto& [name, value] : layout.parameters) {
     out.set_attribute("/sequence", name, value, units_of(name));
   }
   out.commit();
+}
+
+void write_signal_file(const std::string& path, const parallel::Communicator& comm,
+                       const simulate::Simulator& simulator, const LocalVoxels& voxels,
+                       const std::vector<float>& local_signals, const RunInfo& info) {
+  SignalLayout layout;
+  const auto& packed = simulator.packed();
+  layout.sample_times_s = packed.sample_times_s;
+  layout.echo_centre = packed.sample_is_echo_centre;
+  if (info.samples != nullptr) {
+    layout.sample_times_s.clear();
+    layout.echo_centre.clear();
+    for (int n : *info.samples) {
+      layout.sample_times_s.push_back(packed.sample_times_s[std::size_t(n)]);
+      layout.echo_centre.push_back(packed.sample_is_echo_centre[std::size_t(n)]);
+    }
+  }
+  layout.counts = {{"max_order", simulator.max_order()},
+                   {"orders_reaching_a_sample", simulator.kernel_states()},
+                   {"events", std::int64_t(simulator.events())}};
+  layout.texts = {{"engine", "epg"}};
+  layout.parameters.insert(simulator.description().parameters.begin(),
+                           simulator.description().parameters.end());
+  write_signal_file(path, comm, layout, voxels, local_signals, info);
 }
 
 }  // namespace larmor::app

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ struct RunInfo {
   const std::vector<float>* local_mz = nullptr;
 };
 
+// What the file says of its samples and its run besides the signals: each
+// sample's time and echo-centre flag, attributes on / and the sequence's
+// parameters (on /sequence, with their units).
+struct SignalLayout {
+  std::vector<double> sample_times_s;
+  std::vector<std::uint8_t> echo_centre;
+  std::map<std::string, std::int64_t> counts;
+  std::map<std::string, std::string> texts;
+  std::map<std::string, double> parameters;
+};
+
+void write_signal_file(const std::string& path, const parallel::Communicator& comm,
+                       const SignalLayout& layout, const LocalVoxels& voxels,
+                       const std::vector<float>& local_signals, const RunInfo& info);
+
+// The EPG simulator's layout: its samples (those of info.samples where
+// given), orders and events.
 void write_signal_file(const std::string& path, const parallel::Communicator& comm,
                        const simulate::Simulator& simulator, const LocalVoxels& voxels,
                        const std::vector<float>& local_signals, const RunInfo& info);

@@ -1,5 +1,6 @@
 // libFuzzer target for the Pulseq reader and its translation to events: any
-// input is either read (and translated, in both ADC modes), and then keeps the
+// input is either read (and translated, in both ADC modes, where EPG can,
+// and made a step table for the isochromat engine), and then keeps the
 // promises checked below, or refused with a PulseqError; anything
 // else (another exception, a broken promise, a crash, a sanitizer report) is
 // a finding. Built with clang by tests/fuzz/CMakeLists.txt and run
@@ -16,6 +17,7 @@
 
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_steps.hpp"
 
 namespace {
 
@@ -55,6 +57,26 @@ void check_translated(const larmor::sequence::Description& d) {
   }
 }
 
+// What a step table promises the isochromat kernel: finite records, known
+// kinds, non-negative steps, one slot per sample in order.
+void check_steps(const larmor::sequence::StepTable& table) {
+  namespace bloch = larmor::bloch;
+  require(table.records.size() == table.steps() * bloch::step_floats, "ragged step records");
+  std::size_t slot = 0;
+  for (std::size_t i = 0; i < table.steps(); ++i) {
+    const float* r = &table.records[i * bloch::step_floats];
+    for (int f = 0; f < bloch::step_floats; ++f) require(std::isfinite(r[f]), "non-finite step");
+    require(r[bloch::step_field::dt] >= 0.0f, "negative step");
+    const int kind = int(r[bloch::step_field::kind]);
+    require(kind == bloch::free_step || kind == bloch::rf_step || kind == bloch::sample_step,
+            "unknown step kind");
+    if (kind == bloch::sample_step) {
+      require(std::size_t(r[bloch::step_field::slot]) == slot++, "samples out of order");
+    }
+  }
+  require(slot == table.samples(), "samples and sample steps differ");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -64,11 +86,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const PulseqFile file = PulseqFile::parse(
         std::string(reinterpret_cast<const char*>(data), size), "fuzz.seq", &warnings);
     check_accepted(file);
-    TranslateOptions options;
-    options.max_instants = 1 << 18;  // keep every input fast
-    check_translated(to_description(file, options));
-    options.adc = AdcSampling::every_sample;
-    check_translated(to_description(file, options));
+    try {
+      TranslateOptions options;
+      options.max_instants = 1 << 18;  // keep every input fast
+      check_translated(to_description(file, options));
+      options.adc = AdcSampling::every_sample;
+      check_translated(to_description(file, options));
+    } catch (const larmor::io::pulseq::PulseqError&) {
+      // EPG refuses many files the isochromat engine plays.
+    }
+    StepOptions steps;
+    steps.max_steps = 1 << 18;
+    check_steps(to_step_table(file, steps));
   } catch (const larmor::io::pulseq::PulseqError&) {
     // A clear refusal is the expected outcome for most inputs.
   }

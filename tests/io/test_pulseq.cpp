@@ -9,6 +9,7 @@
 
 #include "io/pulseq/pulseq_events.hpp"
 #include "io/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_steps.hpp"
 #include "test_paths.hpp"
 
 namespace larmor::io::pulseq {
@@ -380,15 +381,23 @@ TEST(PulseqFuzzRegressions, every_kept_input_is_read_or_refused) {
     bytes << in.rdbuf();
     try {
       const PulseqFile file = PulseqFile::parse(bytes.str(), entry.path().string());
-      for (const AdcSampling adc : {AdcSampling::echo_centre, AdcSampling::every_sample}) {
-        TranslateOptions options;
-        options.adc = adc;
-        options.max_instants = 1 << 18;
-        for (const auto& e : to_description(file, options).events) {
-          EXPECT_TRUE(std::isfinite(e.duration_s) && e.duration_s >= 0) << entry.path();
-          EXPECT_TRUE(std::isfinite(e.flip_rad) && std::isfinite(e.saturation)) << entry.path();
+      try {
+        for (const AdcSampling adc : {AdcSampling::echo_centre, AdcSampling::every_sample}) {
+          TranslateOptions options;
+          options.adc = adc;
+          options.max_instants = 1 << 18;
+          for (const auto& e : to_description(file, options).events) {
+            EXPECT_TRUE(std::isfinite(e.duration_s) && e.duration_s >= 0) << entry.path();
+            EXPECT_TRUE(std::isfinite(e.flip_rad) && std::isfinite(e.saturation)) << entry.path();
+          }
         }
+      } catch (const PulseqError&) {
       }
+      // The isochromat engine's step table: finite steps, or a refusal.
+      StepOptions steps;
+      steps.max_steps = 1 << 18;
+      const auto table = to_step_table(file, steps);
+      for (float v : table.records) EXPECT_TRUE(std::isfinite(v)) << entry.path();
     } catch (const PulseqError&) {
     }
   }

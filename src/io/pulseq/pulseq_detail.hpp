@@ -102,6 +102,12 @@ struct BlockGradients {
 
 BlockGradients gradients_of(const PulseqFile& file, const Block& b, const Failure& fail);
 
+// A block's duration given when its events end: stated (1.4+; lengthened by
+// less than one raster cell to hold events that overrun it, *overran set),
+// else the longest of its delay and events on the block raster.
+double block_duration(const PulseqFile& file, const Block& b, double events_end,
+                      const Failure& fail, bool* overran);
+
 // Sample times (block-local, from the event's start) and quadrature weights of
 // a shape on the default raster (cell centres) or on a time shape.
 struct Sampling {
@@ -112,6 +118,12 @@ Sampling sampling_of(const PulseqFile& file, int samples, int time_shape, double
                      const Failure& fail, const char* what);
 const Shape& shape_of(const PulseqFile& file, int id, int block, const Failure& fail,
                       const char* what);
+
+// The voxel's edges [m] from [DEFINITIONS] (FOV / matrix, SliceThickness),
+// else 1 mm each; `source` says which, `slice_given` whether the third edge
+// came from the file.
+Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source, bool& slice_given,
+                            std::vector<std::string>& warnings);
 
 // Frequencies in ppm need the main field: the option, else [DEFINITIONS] B0.
 double larmor_frequency_mhz(const PulseqFile& file, const TranslateOptions& options, int block,

@@ -15,6 +15,19 @@ namespace {
 
 constexpr double kLongestBlockSeconds = 86400.0;
 
+void note_extensions(const PulseqFile& file, std::vector<std::string>& warnings) {
+  for (const auto& entry : file.extension_specs) {
+    const std::string& name = entry.second.name;
+    if (name == "DELAYS") {
+      warnings.push_back("soft delays (DELAYS extension) take the values written in the blocks");
+    } else if (name == "RF_SHIMS") {
+      warnings.push_back("RF_SHIMS rows are ignored: every pulse uses the scalar transmit field");
+    }
+  }
+}
+
+}  // namespace
+
 Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source, bool& slice_given,
                             std::vector<std::string>& warnings) {
   auto numbers = [&](const char* key) {
@@ -67,19 +80,6 @@ Vec3 voxel_from_definitions(const PulseqFile& file, std::string& source, bool& s
   return voxel;
 }
 
-void note_extensions(const PulseqFile& file, std::vector<std::string>& warnings) {
-  for (const auto& entry : file.extension_specs) {
-    const std::string& name = entry.second.name;
-    if (name == "DELAYS") {
-      warnings.push_back("soft delays (DELAYS extension) take the values written in the blocks");
-    } else if (name == "RF_SHIMS") {
-      warnings.push_back("RF_SHIMS rows are ignored: every pulse uses the scalar transmit field");
-    }
-  }
-}
-
-}  // namespace
-
 double PendingAdc::phase_at(int n) const {
   constexpr double kTwoPi = 6.283185307179586;
   return phase + kTwoPi * frequency_hz * (n + 0.5) * adc->dwell_s +
@@ -131,6 +131,37 @@ void Translation::reserve(const Block& b, long long more) const {
 }
 
 // The time line: every block's gradients, pulses and ADCs, and its duration.
+double block_duration(const PulseqFile& file, const Block& b, double events_end,
+                      const Failure& fail, bool* overran) {
+  double duration = b.duration_s;
+  if (!file.version.at_least(1, 4)) {
+    double latest = events_end;
+    if (b.delay_id != 0) latest = std::max(latest, file.delays.at(b.delay_id).delay_s);
+    const double r = file.definitions.block_duration_raster_s;
+    duration = std::ceil(latest / r - 1e-9) * r;
+  } else if (events_end > duration * (1.0 + 1e-9) + 1e-12) {
+    // Files on rasters that are not whole microseconds (tabletop systems)
+    // overrun by less than one raster cell; more is an error in the file.
+    const auto& defs = file.definitions;
+    const double cell =
+        std::max({defs.gradient_raster_s, defs.rf_raster_s, defs.block_duration_raster_s});
+    if (events_end > duration + cell) {
+      fail(b.id, b.id,
+           "its events end at " + fixed(events_end * 1e6, 3) + " us, past the block's duration (" +
+               fixed(duration * 1e6, 3) + " us)");
+    }
+    if (overran != nullptr) *overran = true;
+    duration = events_end;
+  }
+  // A block's time becomes event durations; a block longer than a day is a
+  // units or typing error.
+  if (!(duration <= kLongestBlockSeconds)) {
+    fail(b.id, b.id,
+         "it lasts " + std::to_string(duration) + " s (its delays and events; more than a day)");
+  }
+  return duration;
+}
+
 void Translation::lay_blocks() {
   pulses_.assign(file_.blocks.size(), std::nullopt);
   bool overrun_noted = false;
@@ -164,36 +195,15 @@ void Translation::lay_blocks() {
       }
       pending_adcs_.push_back(pending);
     }
-    double duration = b.duration_s;
-    if (!file_.version.at_least(1, 4)) {
-      const double r = file_.definitions.block_duration_raster_s;
-      duration = std::ceil(latest / r - 1e-9) * r;
-    } else if (latest > duration * (1.0 + 1e-9) + 1e-12) {
-      // Files on rasters that are not whole microseconds (tabletop systems)
-      // overrun by less than one raster cell; more is an error in the file.
-      const auto& defs = file_.definitions;
-      const double cell =
-          std::max({defs.gradient_raster_s, defs.rf_raster_s, defs.block_duration_raster_s});
-      if (latest > duration + cell) {
-        fail_(b.id, b.id,
-              "its events end at " + fixed(latest * 1e6, 3) + " us, past the block's duration (" +
-                  fixed(duration * 1e6, 3) + " us)");
-      }
-      if (!overrun_noted) {
-        report_.warnings.push_back(
-            "block " + std::to_string(b.id) +
-            " and others: events end up to one raster cell after the block's duration (" +
-            fixed((latest - duration) * 1e9, 1) +
-            " ns here); the block is lengthened to hold them");
-        overrun_noted = true;
-      }
-      duration = latest;
-    }
-    // A block's time becomes event durations; a block longer than a day is a
-    // units or typing error.
-    if (!(duration <= kLongestBlockSeconds)) {
-      fail_(b.id, b.id,
-            "it lasts " + std::to_string(duration) + " s (its delays and events; more than a day)");
+    bool overran = false;
+    const double duration = block_duration(file_, b, latest, fail_, &overran);
+    if (overran && !overrun_noted) {
+      report_.warnings.push_back(
+          "block " + std::to_string(b.id) +
+          " and others: events end up to one raster cell after the block's duration (" +
+          fixed((latest - b.duration_s) * 1e9, 1) +
+          " ns here); the block is lengthened to hold them");
+      overrun_noted = true;
     }
     starts_.push_back(now);
     gradients_.push_back(std::move(g));

@@ -1,0 +1,92 @@
+#include "sequence/step_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace larmor::sequence {
+
+void StepTableWriter::push(int kind, double dt, const std::array<double, 6>& fields) {
+  const auto single = [](double v) {
+    const float f = float(v);
+    if (!std::isfinite(f)) {
+      throw std::range_error("a step's value (" + std::to_string(v) +
+                             ") does not fit single precision");
+    }
+    return f;
+  };
+  table_.records.push_back(float(kind));
+  table_.records.push_back(single(dt));
+  for (double f : fields) table_.records.push_back(single(f));
+}
+
+void StepTableWriter::grow_span(const std::array<double, 3>& moment) {
+  for (int a = 0; a < 3; ++a) {
+    span_moment_[a] += moment[a];
+    table_.largest_swing_per_m[a] =
+        std::max(table_.largest_swing_per_m[a], std::fabs(span_moment_[a]));
+  }
+}
+
+void StepTableWriter::free(double dt, const std::array<double, 3>& moment_per_m) {
+  pending_dt_ += dt;
+  for (int a = 0; a < 3; ++a) pending_moment_[a] += moment_per_m[a];
+  grow_span(moment_per_m);
+}
+
+void StepTableWriter::flush() {
+  if (pending_dt_ <= 0.0) return;
+  push(bloch::free_step, pending_dt_,
+       {pending_moment_[0], pending_moment_[1], pending_moment_[2], 0.0, 0.0, 0.0});
+  ++table_.free_steps;
+  pending_dt_ = 0.0;
+  pending_moment_ = {0.0, 0.0, 0.0};
+}
+
+void StepTableWriter::rf(double dt, double w1_re, double w1_im,
+                         const std::array<double, 3>& gradient_hz_per_m, double offset_hz) {
+  flush();
+  push(bloch::rf_step, dt,
+       {w1_re, w1_im, gradient_hz_per_m[0], gradient_hz_per_m[1], gradient_hz_per_m[2], offset_hz});
+  ++table_.rf_steps;
+  grow_span({gradient_hz_per_m[0] * dt, gradient_hz_per_m[1] * dt, gradient_hz_per_m[2] * dt});
+}
+
+void StepTableWriter::sample(double demod_re, double demod_im, double time_s, int block, int index,
+                             bool adc_centre) {
+  flush();
+  const std::size_t slot = table_.samples();
+  if (std::int64_t(slot) >= bloch::max_sample_slots) {
+    throw std::invalid_argument(
+        "more than 2^24 samples: the isochromat engine numbers them in float");
+  }
+  push(bloch::sample_step, 0.0, {demod_re, demod_im, double(slot), 0.0, 0.0, 0.0});
+  table_.sample_time_s.push_back(time_s);
+  table_.sample_block.push_back(block);
+  table_.sample_index.push_back(index);
+  table_.sample_is_adc_centre.push_back(adc_centre ? 1 : 0);
+}
+
+void StepTableWriter::end_span(double now_s) {
+  if (in_span_) {
+    ++table_.spans;
+    const double length = now_s - span_start_s_;
+    bool moves = false;
+    for (int a = 0; a < 3; ++a) {
+      table_.largest_span_moment_per_m[a] =
+          std::max(table_.largest_span_moment_per_m[a], std::fabs(span_moment_[a]));
+      moves = moves || span_moment_[a] != 0.0;
+    }
+    if (moves && length > 0.0 &&
+        (table_.shortest_span_s == 0.0 || length < table_.shortest_span_s)) {
+      table_.shortest_span_s = length;
+    }
+  }
+  in_span_ = true;
+  span_start_s_ = now_s;
+  span_moment_ = {0.0, 0.0, 0.0};
+}
+
+}  // namespace larmor::sequence

@@ -1,0 +1,129 @@
+#include "simulate/isochromat_simulator.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace larmor::simulate {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+const char* const kAxes[3] = {"x", "y", "z"};
+
+// Isochromats on the midpoints that sum a winding of W turns to the voxel's
+// mean within `accuracy`: more than W (no alias), and enough that the
+// midpoint rule's error, about (pi W / n)^2 / 6 of the mean, whose size is at
+// most 1 / (pi W) past a third of a turn, stays below the accuracy.
+int isochromats_for(double turns, double accuracy) {
+  if (!(turns > 0.0)) return 1;
+  const double precise = turns < 1.0 / kPi ? kPi * turns / std::sqrt(6.0 * accuracy)
+                                           : std::sqrt(kPi * turns / (6.0 * accuracy));
+  const double needed = std::max(std::floor(turns) + 1.0, std::ceil(precise));
+  return needed > 2.0e9 ? 2000000000 : std::max(1, int(needed));
+}
+
+std::string format(const char* pattern, double a, double b = 0.0, double c = 0.0) {
+  char text[256];
+  std::snprintf(text, sizeof text, pattern, a, b, c);
+  return text;
+}
+
+}  // namespace
+
+IsochromatPlan plan_isochromats(const sequence::StepTable& table,
+                                const IsochromatSettings& settings) {
+  if (!(settings.accuracy > 0.0 && settings.accuracy < 1.0)) {
+    throw std::invalid_argument("isochromat accuracy must lie between 0 and 1");
+  }
+  IsochromatPlan plan;
+  // How many spans a coherence lives: all of them, or as many as T2 leaves it
+  // above the accuracy.
+  plan.lives_spans = std::max(1, table.spans);
+  if (settings.longest_t2_s && table.shortest_span_s > 0.0) {
+    const double life = *settings.longest_t2_s * std::log(1.0 / settings.accuracy);
+    const double spans = std::ceil(life / table.shortest_span_s);
+    if (spans < double(plan.lives_spans)) plan.lives_spans = std::max(1, int(spans));
+  }
+  std::array<int, 3> needed{1, 1, 1};
+  for (std::size_t a = 0; a < 3; ++a) {
+    const double edge = settings.voxel_size_m[a];
+    plan.windings_turns[a] = edge * (double(plan.lives_spans) * table.largest_span_moment_per_m[a] +
+                                     table.largest_swing_per_m[a]);
+    needed[a] = isochromats_for(plan.windings_turns[a], settings.accuracy);
+  }
+  const double total = double(needed[0]) * needed[1] * needed[2];
+  std::string why;
+  if (settings.isochromats) {
+    // The requested count shared between the winding axes, in proportion
+    // to what each needs.
+    const double requested = double(std::max<std::int64_t>(1, *settings.isochromats));
+    int axes = 0;
+    for (int n : needed) axes += n > 1 ? 1 : 0;
+    const double scale = axes == 0 ? 1.0 : std::pow(requested / total, 1.0 / axes);
+    for (std::size_t a = 0; a < 3; ++a) {
+      plan.counts[a] = needed[a] > 1 ? std::max(1, int(std::lround(needed[a] * scale)))
+                                     : (axes == 0 && a == 2 ? int(requested) : 1);
+    }
+    why = format("isochromats = %.0f requested", requested) +
+          format(" (the windings ask for %.0f)", total);
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (plan.counts[a] >= needed[a]) continue;
+      plan.warning += std::string(plan.warning.empty() ? "" : "; ") + "along " + kAxes[a] +
+                      format(" %.0f isochromats for windings up to %.1f turns", plan.counts[a],
+                             plan.windings_turns[a]) +
+                      (plan.counts[a] <= plan.windings_turns[a]
+                           ? format(": coherences wound past %.0f turns alias", plan.counts[a])
+                           : format(" sum them with an error above %.0e", settings.accuracy));
+    }
+    if (!plan.warning.empty()) {
+      plan.warning = "isochromats = " + std::to_string(std::int64_t(requested)) +
+                     " is fewer than the accuracy needs: " + plan.warning;
+    }
+  } else {
+    if (total > double(settings.max_isochromats)) {
+      throw std::invalid_argument(
+          "the isochromat engine needs " + format("%.3g", total) +
+          " isochromats per voxel (windings across the voxel of " +
+          format("%.1f, %.1f, %.1f turns along x, y, z", plan.windings_turns[0],
+                 plan.windings_turns[1], plan.windings_turns[2]) +
+          " over " + std::to_string(plan.lives_spans) + " pulse-to-pulse spans), more than " +
+          std::to_string(settings.max_isochromats) +
+          ": give [simulation] isochromats = N to run with fewer, less accurately, or a smaller "
+          "voxel");
+    }
+    plan.counts = needed;
+    why = format("accuracy %.0e", settings.accuracy);
+  }
+  plan.report = "isochromats " + std::to_string(plan.counts[0]) + " x " +
+                std::to_string(plan.counts[1]) + " x " + std::to_string(plan.counts[2]) +
+                " per voxel (" + why + "; windings across the voxel up to ";
+  for (std::size_t a = 0; a < 3; ++a) {
+    plan.report +=
+        format("%.2f", plan.windings_turns[a]) + " turns along " + kAxes[a] + (a < 2 ? ", " : "");
+  }
+  plan.report += " over " + std::to_string(plan.lives_spans) + " pulse-to-pulse span" +
+                 (plan.lives_spans == 1 ? "" : "s") + ")";
+  return plan;
+}
+
+std::string isochromat_tissue_refusal(const tissue::Tissue& tissue) {
+  if (tissue.has_second_pool() || tissue.has_bound_pool()) {
+    return "pooled tissue (a second or bound pool) is simulated by the EPG engine only";
+  }
+  if (!tissue.adc_m2_s.is_identity_in(0.0f)) return "diffusion is simulated by the EPG engine only";
+  if (!tissue.velocity_m_s.is_identity_in(0.0f)) return "flow is simulated by the EPG engine only";
+  if (tissue.transmit_channels > 0) return "transmit arrays are simulated by the EPG engine only";
+  return {};
+}
+
+IsochromatSimulator::IsochromatSimulator(sequence::StepTable table,
+                                         const IsochromatSettings& settings)
+    : table_(std::move(table)), settings_(settings), plan_(plan_isochromats(table_, settings)) {}
+
+void IsochromatSimulator::run(const tissue::Tissue& tissue, float* signals, float* mz) const {
+  run_into<Kokkos::DefaultExecutionSpace>(tissue, signals, mz);
+}
+
+}  // namespace larmor::simulate

@@ -1,0 +1,82 @@
+// The isochromat engine's host side: where a voxel's isochromats sit, how
+// many the sequence needs, and runs of a step table over a tissue's voxels
+// on a Kokkos backend (kernels/bloch/isochromats.hpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "bloch/step_abi.hpp"
+#include "sequence/step_table.hpp"
+#include "tissue/tissue.hpp"
+
+namespace larmor::simulate {
+
+struct IsochromatSettings {
+  // The voxel's edges and centre [m] in the physical frame.
+  std::array<double, 3> voxel_size_m{1e-3, 1e-3, 1e-3};
+  std::array<double, 3> centre_m{0.0, 0.0, 0.0};
+  // What the grid must resolve: a coherence whose share of the voxel's
+  // signal is above `accuracy` is summed with an error below it.
+  double accuracy = 1e-3;
+  // The longest T2 [s] of the run's tissue: a coherence lives as many
+  // pulse-to-pulse spans as T2 leaves it above `accuracy`. Absent: every
+  // span of the sequence.
+  std::optional<double> longest_t2_s;
+  // Isochromats per voxel: absent, as the windings need (up to
+  // max_isochromats, beyond which the run is refused); given, this many,
+  // shared between the axes the gradients wind along.
+  std::optional<std::int64_t> isochromats;
+  std::int64_t max_isochromats = std::int64_t(1) << 22;
+};
+
+// The isochromats per axis and why, for the run's report.
+struct IsochromatPlan {
+  std::array<int, 3> counts{1, 1, 1};
+  std::array<double, 3> windings_turns{0.0, 0.0, 0.0};  // the most a coherence winds per axis
+  int lives_spans = 0;                                  // pulse-to-pulse spans a coherence lives
+  std::string report;
+  // Set where `isochromats` gives fewer than the windings need: what aliases.
+  std::string warning;
+  std::int64_t size() const { return std::int64_t(counts[0]) * counts[1] * counts[2]; }
+};
+
+// The grid the table needs. Along an axis where the moment winds up to W
+// turns across the voxel, n isochromats on the midpoints sum exp(2 pi i W s)
+// to the voxel's mean with a relative error of about (pi W / n)^2 / 6, and
+// alias W to W - n: n is the larger of W + 1 and the count that keeps that
+// error below the accuracy. Throws std::invalid_argument when the grid would
+// exceed max_isochromats, with the windings and the option that overrides it.
+IsochromatPlan plan_isochromats(const sequence::StepTable& table,
+                                const IsochromatSettings& settings);
+
+class IsochromatSimulator {
+ public:
+  IsochromatSimulator(sequence::StepTable table, const IsochromatSettings& settings);
+
+  const sequence::StepTable& table() const { return table_; }
+  const IsochromatPlan& plan() const { return plan_; }
+  std::size_t samples() const { return table_.samples(); }
+
+  // signals[voxel][sample][re, im] (tissue.voxels x samples() x 2) and, where
+  // not null, mz[voxel][sample], each voxel's mean over its isochromats, in
+  // caller memory on the host. M0, T1, T2, B1 and df are read per voxel; the
+  // other properties (pools, diffusion, flow, transmit arrays) are refused.
+  template <class ExecSpace>
+  void run_into(const tissue::Tissue& tissue, float* signals, float* mz) const;
+
+  // The same on the default backend.
+  void run(const tissue::Tissue& tissue, float* signals, float* mz) const;
+
+ private:
+  sequence::StepTable table_;
+  IsochromatSettings settings_;
+  IsochromatPlan plan_;
+};
+
+// Why the isochromat engine cannot run `tissue` (empty: it can).
+std::string isochromat_tissue_refusal(const tissue::Tissue& tissue);
+
+}  // namespace larmor::simulate
