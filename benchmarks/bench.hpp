@@ -15,7 +15,7 @@ struct BenchArgs {
   double scale = 1.0;    // fraction of the workload's voxel count
   long long voxels = 0;  // overrides scale when > 0
   int repeats = 5;
-  std::string mode = "forward";  // or jvp, vjp, hvp, rebind, perk, match, pulseq
+  std::string mode = "forward";  // or jvp, vjp, hvp, rebind, perk, match, pulseq, bloch
   std::string json = "larmor-bench.json";
   std::string schedule = "inputs/mrf-schedule-1000.csv";  // for mrf, from the working folder
   std::vector<std::string> terms = {"none"};              // declared terms, one run per entry
@@ -37,5 +37,7 @@ int run_perk_bench(const BenchArgs& args, const parallel::Communicator& comm);
 int run_match_bench(const BenchArgs& args, const parallel::Communicator& comm);
 // --mode pulseq (bench_pulseq.cpp).
 int run_pulseq_bench(const BenchArgs& args, const parallel::Communicator& comm);
+// --mode bloch (bench_bloch.cpp).
+int run_bloch_bench(const BenchArgs& args, const parallel::Communicator& comm);
 
 }  // namespace larmor::benchmarks

@@ -105,6 +105,7 @@ int run_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   if (args.mode == "perk") return run_perk_bench(args, comm);
   if (args.mode == "match") return run_match_bench(args, comm);
   if (args.mode == "pulseq") return run_pulseq_bench(args, comm);
+  if (args.mode == "bloch") return run_bloch_bench(args, comm);
   if (comm.size() > 1 && comm.is_root()) {
     std::fprintf(stderr, "larmor-bench: timing rank 0 only; run the bench on one rank\n");
   }

@@ -33,8 +33,11 @@ void add_bench_options(CLI::App& app, larmor::benchmarks::BenchArgs& args) {
          "estimator's fused kernel and its adjoint, 200,000 voxels at --scale 1); match "
          "(dictionary matching: the mrf dictionary against 1,000,000 voxels at --scale 1); pulseq "
          "(reading, translating and setting up each --seq file against its forward run "
-         "of --voxels voxels, 1,000 by default)")
-      ->check(CLI::IsMember({"forward", "jvp", "vjp", "hvp", "rebind", "perk", "match", "pulseq"}));
+         "of --voxels voxels, 1,000 by default); bloch (the isochromat engine's "
+         "isochromat steps per second for RF cells, free intervals and samples, --voxels "
+         "voxels of 256 isochromats, 65,536 by default)")
+      ->check(CLI::IsMember(
+          {"forward", "jvp", "vjp", "hvp", "rebind", "perk", "match", "pulseq", "bloch"}));
   app.add_option("--seq", args.seq_files, "Pulseq files (--mode pulseq; repeatable)")
       ->check(CLI::ExistingFile);
   app.add_option("-j,--json", args.json, "Where the JSON results go");
