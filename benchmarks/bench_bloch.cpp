@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -25,6 +26,9 @@ constexpr std::int64_t kIsochromats = 256;
 sequence::StepTable table_of(const std::string& kind) {
   sequence::StepTable table;
   sequence::StepTableWriter writer(table);
+  // A 90 degree pulse first, so that free intervals and samples have
+  // transverse magnetisation to turn.
+  if (kind != "rf") writer.rf(1e-6, 2.0 * 3.14159265358979 * 2.5e5, 0.0, {0.0, 0.0, 0.0}, 0.0);
   if (kind == "rf") {
     for (int i = 0; i < 2048; ++i) writer.rf(1e-6, 2e3, 1e3, {0.0, 0.0, 2e5}, 0.0);
   } else if (kind == "free") {
@@ -56,8 +60,8 @@ int run_bloch_bench(const BenchArgs& args, const parallel::Communicator& comm) {
   }
   std::ostringstream rows;
   if (comm.is_root()) {
-    std::printf("%-8s %8s %10s %12s %10s %22s\n", "steps", "count", "voxels", "isochromats",
-                "time [s]", "isochromat steps / s");
+    std::printf("%-8s %8s %10s %12s %10s %22s %12s\n", "steps", "count", "voxels", "isochromats",
+                "time [s]", "isochromat steps / s", "mean |last|");
   }
   for (const std::string kind : {"rf", "free", "sample"}) {
     simulate::IsochromatSettings settings;
@@ -75,15 +79,24 @@ int run_bloch_bench(const BenchArgs& args, const parallel::Communicator& comm) {
       best = std::min(best, std::chrono::duration<double>(clock::now() - t0).count());
     }
     const double rate = double(counted) * double(engine.plan().size()) * double(voxels) / best;
+    // The last sample's mean magnitude over the voxels: a check that the
+    // steps ran (the same on every backend to float rounding).
+    double last = 0.0;
+    const std::size_t n = table.samples();
+    for (std::int64_t v = 0; v < voxels; ++v) {
+      const float* s = &signals[(std::size_t(v) * n + n - 1) * 2];
+      last += std::hypot(double(s[0]), double(s[1])) / double(voxels);
+    }
     if (comm.is_root()) {
-      std::printf("%-8s %8zu %10lld %12lld %10.4f %22.3e\n", kind.c_str(), counted,
+      std::printf("%-8s %8zu %10lld %12lld %10.4f %22.3e %12.6f\n", kind.c_str(), counted,
                   static_cast<long long>(voxels), static_cast<long long>(engine.plan().size()),
-                  best, rate);
+                  best, rate, last);
     }
     rows << (rows.tellp() > 0 ? ",\n" : "") << "    {\"steps\": \"" << kind
          << "\", \"count\": " << counted << ", \"table_steps\": " << table.steps()
          << ", \"voxels\": " << voxels << ", \"isochromats\": " << engine.plan().size()
-         << ", \"seconds\": " << best << ", \"isochromat_steps_per_s\": " << rate << "}";
+         << ", \"seconds\": " << best << ", \"isochromat_steps_per_s\": " << rate
+         << ", \"mean_last_magnitude\": " << last << "}";
   }
   if (!comm.is_root()) return 0;
   std::ostringstream json;
