@@ -47,7 +47,7 @@ using Steps = Kokkos::View<const float* [step_floats], Kokkos::LayoutRight, Memo
 struct IsochromatGrid {
   int counts[3] = {1, 1, 1};
   float edges_m[3] = {0.0f, 0.0f, 0.0f};
-  int size() const { return counts[0] * counts[1] * counts[2]; }
+  KOKKOS_INLINE_FUNCTION int size() const { return counts[0] * counts[1] * counts[2]; }
 };
 
 // Per-voxel tissue: M0, T1 (s), T2 (s), B1 (relative), df (Hz), and the
