@@ -26,6 +26,9 @@ struct BenchArgs {
 // name and the UTC time (ISO 8601).
 std::string hostname();
 std::string utc_now();
+// Writes {machine, date, mode, backend, results: [rows]} to `path` atomically
+// and says so (rows: JSON objects separated by commas).
+void write_results_json(const std::string& path, const std::string& mode, const std::string& rows);
 
 // Runs the mode's bench; rank 0 prints the table and writes the JSON.
 int run_bench(const BenchArgs& args, const parallel::Communicator& comm);

@@ -12,9 +12,7 @@
 #include <sstream>
 
 #include "bench.hpp"
-#include "io/text_file.hpp"
 #include "simulate/isochromat_simulator.hpp"
-#include "simulate/kernel_timing.hpp"
 
 namespace larmor::benchmarks {
 namespace {
@@ -98,14 +96,7 @@ int run_bloch_bench(const BenchArgs& args, const parallel::Communicator& comm) {
          << ", \"seconds\": " << best << ", \"isochromat_steps_per_s\": " << rate
          << ", \"mean_last_magnitude\": " << last << "}";
   }
-  if (!comm.is_root()) return 0;
-  std::ostringstream json;
-  json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
-       << "\",\n  \"mode\": \"bloch\",\n  \"backend\": \"" << simulate::backend_name()
-       << "\",\n  \"results\": [\n"
-       << rows.str() << "\n  ]\n}\n";
-  io::write_text_atomically(args.json, json.str());
-  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
+  if (comm.is_root()) write_results_json(args.json, "bloch", rows.str());
   return 0;
 }
 

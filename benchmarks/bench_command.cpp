@@ -31,6 +31,16 @@ std::string utc_now() {
   return buf;
 }
 
+void write_results_json(const std::string& path, const std::string& mode, const std::string& rows) {
+  std::ostringstream json;
+  json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
+       << "\",\n  \"mode\": \"" << mode << "\",\n  \"backend\": \"" << simulate::backend_name()
+       << "\",\n  \"results\": [\n"
+       << rows << "\n  ]\n}\n";
+  io::write_text_atomically(path, json.str());
+  std::printf("larmor-bench: wrote %s\n", path.c_str());
+}
+
 namespace {
 
 struct Result {

@@ -11,8 +11,6 @@
 
 #include "bench.hpp"
 #include "io/pulseq/pulseq_events.hpp"
-#include "io/text_file.hpp"
-#include "simulate/kernel_timing.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::benchmarks {
@@ -82,14 +80,7 @@ int run_pulseq_bench(const BenchArgs& args, const parallel::Communicator& comm) 
          << ", \"read_s\": " << read << ", \"translate_s\": " << translate
          << ", \"setup_s\": " << setup << ", \"run_s\": " << run << "}";
   }
-  if (!comm.is_root()) return 0;
-  std::ostringstream json;
-  json << "{\n  \"machine\": \"" << hostname() << "\",\n  \"date\": \"" << utc_now()
-       << "\",\n  \"mode\": \"pulseq\",\n  \"backend\": \"" << simulate::backend_name()
-       << "\",\n  \"results\": [\n"
-       << rows.str() << "\n  ]\n}\n";
-  io::write_text_atomically(args.json, json.str());
-  std::printf("larmor-bench: wrote %s\n", args.json.c_str());
+  if (comm.is_root()) write_results_json(args.json, "pulseq", rows.str());
   return 0;
 }
 
