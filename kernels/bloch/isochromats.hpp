@@ -66,8 +66,9 @@ struct SampleViews {
 };
 
 // Plays `steps` on every voxel of `tissue` from equilibrium (0, 0, M0).
-// Throws std::invalid_argument naming the kernel for mismatched extents, an
-// empty grid or a slot outside the outputs.
+// Throws std::invalid_argument naming the kernel for mismatched extents or an
+// empty grid. The samples' slots must lie within the outputs (the table's
+// writer numbers them 0, 1, ... in order).
 template <class ExecSpace>
 void simulate_isochromats(const ExecSpace& exec,
                           const Steps<typename ExecSpace::memory_space>& steps,
