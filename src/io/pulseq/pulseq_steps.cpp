@@ -104,7 +104,6 @@ class StepBuilder {
     }
     const AdcEvent* adc = b.adc != 0 ? &file_.adc.at(b.adc) : nullptr;
     std::vector<double> sample_times;
-    std::vector<int> sample_numbers;
     std::vector<std::complex<double>> demodulation;
     if (adc != nullptr) {
       events_end = std::max(events_end, adc->delay_s + adc->samples * adc->dwell_s);
@@ -116,7 +115,7 @@ class StepBuilder {
                   std::to_string(std::min<long long>(bloch::max_sample_slots, options_.max_steps)) +
                   " isochromat steps or samples");
       }
-      receiver(b, *adc, sample_times, sample_numbers, demodulation);
+      receiver(b, *adc, sample_times, demodulation);
     }
     const double duration = detail::block_duration(file_, b, events_end, fail_, nullptr);
 
@@ -169,11 +168,12 @@ class StepBuilder {
       }
       while (next_sample < sample_times.size() && sample_times[next_sample] <= t1) {
         if (block_start + sample_times[next_sample] > options_.end_time_s) break;
-        if (options_.every_sample || sample_numbers[next_sample] == adc->samples / 2) {
+        // Sample n of the ADC is the block's n-th sample.
+        const int n = int(next_sample);
+        if (options_.every_sample || n == adc->samples / 2) {
           const auto& d = demodulation[next_sample];
-          writer_.sample(d.real(), d.imag(), block_start + sample_times[next_sample], b.id,
-                         sample_numbers[next_sample],
-                         sample_numbers[next_sample] == adc->samples / 2);
+          writer_.sample(d.real(), d.imag(), block_start + sample_times[next_sample], b.id, n,
+                         n == adc->samples / 2);
         }
         ++next_sample;
       }
@@ -218,7 +218,7 @@ class StepBuilder {
 
   // The ADC's sample times (block-local) and the receiver's demodulation.
   void receiver(const Block& b, const AdcEvent& adc, std::vector<double>& times,
-                std::vector<int>& numbers, std::vector<std::complex<double>>& demodulation) const {
+                std::vector<std::complex<double>>& demodulation) const {
     if (adc.samples < 0 || (adc.samples > 0 && !(adc.dwell_s > 0.0))) {
       fail_(b.id, b.id, "its ADC needs a positive dwell and a non-negative sample count");
     }
@@ -234,7 +234,6 @@ class StepBuilder {
     }
     for (int n = 0; n < adc.samples; ++n) {
       times.push_back(adc.delay_s + (n + 0.5) * adc.dwell_s);
-      numbers.push_back(n);
       demodulation.push_back(std::polar(1.0, -pending.phase_at(n)));
     }
   }
