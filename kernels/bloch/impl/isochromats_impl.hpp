@@ -13,6 +13,7 @@
 // relaxes towards M0 likewise), which keeps the rate to float precision.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -21,13 +22,20 @@
 
 namespace larmor::bloch::detail {
 
-// One warp per voxel on a GPU, K isochromats per thread; on the host one
-// thread per team with K isochromats in its vector lanes.
+// One warp per team on a GPU, K isochromats per thread; on the host one
+// thread per team with its K isochromats in vector lanes.
 template <class ExecSpace>
 inline constexpr int team_threads = kx::is_host_space_v<ExecSpace> ? 1 : 32;
 template <class ExecSpace>
 inline constexpr int per_thread = kx::is_host_space_v<ExecSpace> ? 16 : 8;
 inline constexpr int tile_steps = 32;
+// A voxel of many isochromats is shared by several teams ("parts"), each
+// running at least this many chunks of T x K, so that one voxel fills a GPU
+// or a host's threads; the parts' sums are added in a fixed order after.
+template <class ExecSpace>
+inline constexpr int chunks_per_part = kx::is_host_space_v<ExecSpace> ? 64 : 4;
+// The parts' partial samples of one voxel batch stay below this size.
+inline constexpr std::size_t partial_budget_bytes = std::size_t(256) << 20;
 
 // A turn by `turns` (of 2 pi) as its sine and 1 - cos, from the half angle:
 // 1 - cos = 2 sin^2(half) keeps its relative precision for the small angles
@@ -40,6 +48,58 @@ KOKKOS_FORCEINLINE_FUNCTION void turn_of(float turns, float& s, float& one_minus
   one_minus_c = 2.0f * sh * sh;
 }
 
+// The turn (s, 1 - c) followed by the turn (sd, 1 - cd), in the same form:
+// the angle addition formulas rearranged so that small angles keep their
+// relative precision.
+KOKKOS_FORCEINLINE_FUNCTION void add_turn(float& s, float& one_minus_c, float sd,
+                                          float one_minus_cd) {
+  const float sum_s = s + sd - (s * one_minus_cd + sd * one_minus_c);
+  one_minus_c = one_minus_c + one_minus_cd - (one_minus_c * one_minus_cd - s * sd);
+  s = sum_s;
+}
+
+// How the isochromats are dealt out. The grid's longest axis (the "run"
+// axis) is cut into runs of K; a thread holds one run, whose isochromats
+// differ only by k times the run axis' spacing, so their precession angles
+// differ by k times one step (on a GPU the thread turns one isochromat by
+// sin/cos and the rest by angle addition). A run past the axis' end holds
+// isochromats of weight 0.
+struct Runs {
+  int axis = 2;  // the run axis
+  int other[2] = {0, 1};
+  int per_line = 1;  // runs along one line of the run axis
+  int units = 1;     // runs in the grid
+  int chunks = 1;    // groups of T runs
+};
+
+inline Runs runs_of(const IsochromatGrid& grid, int k, int t) {
+  Runs r;
+  for (int a = 1; a >= 0; --a) {
+    if (grid.counts[a] > grid.counts[r.axis]) r.axis = a;
+  }
+  r.other[0] = r.axis == 0 ? 1 : 0;
+  r.other[1] = r.axis == 2 ? 1 : 2;
+  r.per_line = (grid.counts[r.axis] + k - 1) / k;
+  const long long lines = (long long)(grid.counts[r.other[0]]) * grid.counts[r.other[1]];
+  const long long units = lines * r.per_line;
+  const long long chunks = (units + t - 1) / t;
+  if (units > 2147483647LL) throw std::invalid_argument("more than 2^31 - 1 isochromat runs");
+  r.units = int(units);
+  r.chunks = int(chunks);
+  return r;
+}
+
+// The parts a voxel is shared by: a function of the grid and the sample
+// count alone, so that a voxel's result does not depend on the voxels (or the
+// ranks) beside it.
+template <class ExecSpace>
+int parts_of(const Runs& runs, std::size_t sample_slots) {
+  const int wanted = (runs.chunks + chunks_per_part<ExecSpace> - 1) / chunks_per_part<ExecSpace>;
+  const std::size_t per_part = std::max<std::size_t>(1, sample_slots) * 3 * sizeof(float);
+  const int affordable = int(std::min<std::size_t>(1 << 20, partial_budget_bytes / per_part));
+  return std::max(1, std::min(wanted, affordable));
+}
+
 template <class ExecSpace>
 using Scratch = Kokkos::View<float*, typename ExecSpace::scratch_memory_space, kx::Unmanaged>;
 
@@ -47,51 +107,96 @@ template <class ExecSpace>
 struct Isochromats {
   using Member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   using Mem = typename ExecSpace::memory_space;
+  using Partials = Kokkos::View<float** [3], Kokkos::LayoutRight, Mem>;
   static constexpr int T = team_threads<ExecSpace>, K = per_thread<ExecSpace>, S = tile_steps;
-  // Scratch: the tile, the partial sums (S x T x 3) and the samples' slot and
-  // demodulation (S x 3).
+  // On a GPU the sine is the costly part of a free step; on the host the
+  // lanes each take their own, which vectorises.
+  static constexpr bool add_turns = !kx::is_host_space_v<ExecSpace>;
+  // What every thread of a team would otherwise compute alike for a step:
+  // free: expm1(-dt R1), expm1(-dt R2), the voxel's common turns, the turns
+  //   between neighbours of a run, and their sine and 1 - cos;
+  // rf: expm1(-dt R1 / 2), expm1(-dt R2 / 2), the voxel's field along z
+  //   (rad/s), its change between neighbours, and the offset's turn back.
+  static constexpr int derived_floats = 6;
+  // Scratch: the tile, what is derived from it, the partial sums (S x T x 3)
+  // and the samples' slot and demodulation (S x 3).
   static constexpr std::size_t tile_floats = std::size_t(S) * step_floats;
+  static constexpr std::size_t derived_size = std::size_t(S) * derived_floats;
   static constexpr std::size_t partial_floats = std::size_t(S) * T * 3;
-  static constexpr std::size_t scratch_floats = tile_floats + partial_floats + std::size_t(S) * 3;
+  static constexpr std::size_t scratch_floats =
+      tile_floats + derived_size + partial_floats + std::size_t(S) * 3;
 
   Steps<Mem> steps;
   IsochromatGrid grid;
+  Runs runs;
   VoxelTissue<Mem> tissue;
-  SampleViews<Mem> samples;
+  SampleViews<Mem> samples;  // written directly when parts == 1
+  Partials partials;         // [voxel * parts + part][slot][re, im, z] otherwise
+  int parts = 1;
   int step_count = 0;
   bool with_longitudinal = false;
 
-  // The offset of isochromat i from the voxel's centre along each axis.
-  KOKKOS_INLINE_FUNCTION void offset_of(int i, float& x, float& y, float& z) const {
-    const int nz = grid.counts[2], ny = grid.counts[1];
-    const int iz = i % nz, iy = (i / nz) % ny, ix = i / (nz * ny);
-    x = ((float(ix) + 0.5f) / float(grid.counts[0]) - 0.5f) * grid.edges_m[0];
-    y = ((float(iy) + 0.5f) / float(ny) - 0.5f) * grid.edges_m[1];
-    z = ((float(iz) + 0.5f) / float(nz) - 0.5f) * grid.edges_m[2];
+  // The position (from the voxel's centre) of a run's first isochromat, the
+  // run axis' spacing, and how many of the run's K isochromats are real.
+  KOKKOS_INLINE_FUNCTION void run_start(int unit, float origin[3], float& spacing,
+                                        int& real) const {
+    const int line = unit / runs.per_line, run = unit % runs.per_line;
+    const int a = runs.other[0], b = runs.other[1], r = runs.axis;
+    const int ia = line / grid.counts[b], ib = line % grid.counts[b];
+    origin[a] = ((float(ia) + 0.5f) / float(grid.counts[a]) - 0.5f) * grid.edges_m[a];
+    origin[b] = ((float(ib) + 0.5f) / float(grid.counts[b]) - 0.5f) * grid.edges_m[b];
+    origin[r] = ((float(run * K) + 0.5f) / float(grid.counts[r]) - 0.5f) * grid.edges_m[r];
+    spacing = grid.edges_m[r] / float(grid.counts[r]);
+    real = unit < runs.units ? kx::min(K, grid.counts[r] - run * K) : 0;
+  }
+
+  KOKKOS_INLINE_FUNCTION void derive(const float* r, float* d, float r1, float r2, float df,
+                                     const float centre[3], float spacing) const {
+    constexpr float two_pi = 6.283185307179586f;
+    const int kind = int(r[step_field::kind]);
+    const float dt = r[step_field::dt];
+    if (kind == free_step) {
+      const float* m = r + step_field::moment;
+      d[0] = kx::expm1(-dt * r1);
+      d[1] = kx::expm1(-dt * r2);
+      // The voxel's common turns, reduced before the small offsets add.
+      float common = df * dt + (m[0] * centre[0] + m[1] * centre[1] + m[2] * centre[2]);
+      d[2] = common - float(kx::nearbyint(common));
+      d[3] = m[runs.axis] * spacing;
+      turn_of(d[3], d[4], d[5]);
+    } else if (kind == rf_step) {
+      const float* g = r + step_field::gradient;
+      const float offset = r[step_field::offset_hz];
+      d[0] = kx::expm1(-0.5f * dt * r1);
+      d[1] = kx::expm1(-0.5f * dt * r2);
+      d[2] = two_pi * ((df - offset) + (g[0] * centre[0] + g[1] * centre[1] + g[2] * centre[2]));
+      d[3] = two_pi * g[runs.axis] * spacing;
+      turn_of(offset * dt, d[4], d[5]);
+    }
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
-    const int voxel = member.league_rank(), thread = member.team_rank();
+    const int voxel = member.league_rank() / parts, part = member.league_rank() % parts;
+    const int thread = member.team_rank();
     Scratch<ExecSpace> scratch(member.team_scratch(0), scratch_floats);
     float* tile = scratch.data();
-    float* partial = tile + tile_floats;
+    float* derived = tile + tile_floats;
+    float* partial = derived + derived_size;
     float* sample_info = partial + partial_floats;
 
     const float m0 = tissue.m0(voxel), b1 = tissue.b1(voxel), df = tissue.df(voxel);
     const float r1 = 1.0f / tissue.t1(voxel), r2 = 1.0f / tissue.t2(voxel);
-    const float cx = tissue.centre_m(voxel, 0), cy = tissue.centre_m(voxel, 1),
-                cz = tissue.centre_m(voxel, 2);
-    constexpr float two_pi = 6.283185307179586f, inverse_two_pi = 0.15915494309189535f;
-    const int count = grid.size();
-    const float inverse_count = 1.0f / float(count);
+    const float centre[3] = {tissue.centre_m(voxel, 0), tissue.centre_m(voxel, 1),
+                             tissue.centre_m(voxel, 2)};
+    constexpr float inverse_two_pi = 0.15915494309189535f;
+    const float inverse_count = 1.0f / float(grid.size());
 
-    for (int first = 0; first < count; first += T * K) {
-      float ox[K], oy[K], oz[K], weight[K], mx[K], my[K], mz[K];
+    for (int chunk = part; chunk < runs.chunks; chunk += parts) {
+      float origin[3], spacing;
+      int real;
+      run_start(chunk * T + thread, origin, spacing, real);
+      float mx[K], my[K], mz[K];
       for (int k = 0; k < K; ++k) {
-        const int i = first + k * T + thread;
-        const bool active = i < count;
-        offset_of(active ? i : 0, ox[k], oy[k], oz[k]);
-        weight[k] = active ? 1.0f : 0.0f;
         mx[k] = 0.0f;
         my[k] = 0.0f;
         mz[k] = m0;
@@ -103,43 +208,47 @@ struct Isochromats {
             Kokkos::TeamThreadRange(member, tile_length * step_floats),
             [&](int f) { tile[f] = steps(tile_start + f / step_floats, f % step_floats); });
         member.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(member, tile_length), [&](int j) {
+          derive(tile + j * step_floats, derived + j * derived_floats, r1, r2, df, centre, spacing);
+        });
+        member.team_barrier();
         int held = 0;  // samples of this tile so far
         for (int j = 0; j < tile_length; ++j) {
           const float* r = tile + j * step_floats;
+          const float* d = derived + j * derived_floats;
           const int kind = int(r[step_field::kind]);
           const float dt = r[step_field::dt];
           if (kind == free_step) {
-            const float mxs = r[step_field::moment], mys = r[step_field::moment + 1],
-                        mzs = r[step_field::moment + 2];
-            // The voxel's common turns, reduced before the small offsets add.
-            float common = df * dt + (mxs * cx + mys * cy + mzs * cz);
-            common -= float(kx::nearbyint(common));
-            const float d1 = kx::expm1(-dt * r1), d2 = kx::expm1(-dt * r2);
+            const float* m = r + step_field::moment;
+            const float d1 = d[0], d2 = d[1], between = d[3];
+            const float first_turns =
+                d[2] + (m[0] * origin[0] + m[1] * origin[1] + m[2] * origin[2]);
+            float s = 0.0f, omc = 0.0f;
+            if constexpr (add_turns) turn_of(first_turns, s, omc);
             LARMOR_INDEPENDENT_LANES
             for (int k = 0; k < K; ++k) {
-              float s, omc;
-              turn_of(common + (mxs * ox[k] + mys * oy[k] + mzs * oz[k]), s, omc);
+              if constexpr (!add_turns) turn_of(first_turns + float(k) * between, s, omc);
               const float x = mx[k] - (omc * mx[k] + s * my[k]);
               const float y = my[k] + (s * mx[k] - omc * my[k]);
               mx[k] = x + d2 * x;
               my[k] = y + d2 * y;
               mz[k] += d1 * (mz[k] - m0);
+              if constexpr (add_turns) add_turn(s, omc, d[4], d[5]);
             }
           } else if (kind == rf_step) {
             const float wx = b1 * r[step_field::w1_re], wy = b1 * r[step_field::w1_im];
-            const float gx = r[step_field::gradient], gy = r[step_field::gradient + 1],
-                        gz = r[step_field::gradient + 2];
-            const float offset = r[step_field::offset_hz];
-            const float base = two_pi * ((df - offset) + (gx * cx + gy * cy + gz * cz));
-            const float d1 = kx::expm1(-0.5f * dt * r1), d2 = kx::expm1(-0.5f * dt * r2);
-            float sf, omcf;
-            turn_of(offset * dt, sf, omcf);
+            const float* g = r + step_field::gradient;
+            const float d1 = d[0], d2 = d[1], sf = d[4], omcf = d[5];
+            const float first_wz =
+                d[2] +
+                6.283185307179586f * (g[0] * origin[0] + g[1] * origin[1] + g[2] * origin[2]);
+            const float wxy2 = wx * wx + wy * wy;
             LARMOR_INDEPENDENT_LANES
             for (int k = 0; k < K; ++k) {
               float x = mx[k] + d2 * mx[k], y = my[k] + d2 * my[k];
               float z = mz[k] + d1 * (mz[k] - m0);
-              const float wz = base + two_pi * (gx * ox[k] + gy * oy[k] + gz * oz[k]);
-              const float rate = kx::sqrt(wx * wx + wy * wy + wz * wz);
+              const float wz = first_wz + float(k) * d[3];
+              const float rate = kx::sqrt(wxy2 + wz * wz);
               // No field (rate 0): no turn; the axis is then any unit vector.
               const float inverse = rate > 0.0f ? 1.0f / rate : 0.0f;
               const float nx = wx * inverse, ny = wy * inverse,
@@ -161,9 +270,10 @@ struct Isochromats {
           } else {  // sample
             float sx = 0.0f, sy = 0.0f, sz = 0.0f;
             for (int k = 0; k < K; ++k) {
-              sx += weight[k] * mx[k];
-              sy += weight[k] * my[k];
-              sz += weight[k] * mz[k];
+              const float weight = k < real ? 1.0f : 0.0f;
+              sx += weight * mx[k];
+              sy += weight * my[k];
+              sz += weight * mz[k];
             }
             float* p = partial + (std::size_t(held) * T + thread) * 3;
             p[0] = sx;
@@ -188,20 +298,30 @@ struct Isochromats {
           }
           const int slot = int(sample_info[q * 3]);
           const float c = sample_info[q * 3 + 1], s = sample_info[q * 3 + 2];
-          const float re = (c * sx - s * sy) * inverse_count,
-                      im = (s * sx + c * sy) * inverse_count;
-          if (first == 0) {
-            samples.transverse(voxel, slot, 0) = re;
-            samples.transverse(voxel, slot, 1) = im;
-            if (with_longitudinal) samples.longitudinal(voxel, slot) = sz * inverse_count;
-          } else {
-            samples.transverse(voxel, slot, 0) += re;
-            samples.transverse(voxel, slot, 1) += im;
-            if (with_longitudinal) samples.longitudinal(voxel, slot) += sz * inverse_count;
-          }
+          store(voxel, part, slot, chunk == part, (c * sx - s * sy) * inverse_count,
+                (s * sx + c * sy) * inverse_count, sz * inverse_count);
         }
       }
     }
+  }
+
+  KOKKOS_INLINE_FUNCTION void store(int voxel, int part, int slot, bool first, float re, float im,
+                                    float z) const {
+    if (parts == 1) {
+      float& out_re = samples.transverse(voxel, slot, 0);
+      float& out_im = samples.transverse(voxel, slot, 1);
+      out_re = first ? re : out_re + re;
+      out_im = first ? im : out_im + im;
+      if (with_longitudinal) {
+        float& out_z = samples.longitudinal(voxel, slot);
+        out_z = first ? z : out_z + z;
+      }
+      return;
+    }
+    float* out = &partials(std::size_t(voxel) * parts + part, slot, 0);
+    out[0] = first ? re : out[0] + re;
+    out[1] = first ? im : out[1] + im;
+    out[2] = first ? z : out[2] + z;
   }
 };
 
@@ -238,11 +358,67 @@ void simulate_isochromats(const ExecSpace& exec,
   }
   if (steps.extent(0) > 2147483647u) fail("more than 2^31 - 1 steps");
   if (voxels == 0 || steps.extent(0) == 0) return;
-  Kernel kernel{
-      steps, grid, tissue, samples, int(steps.extent(0)), samples.longitudinal.size() != 0};
-  Kokkos::TeamPolicy<ExecSpace> policy(exec, int(voxels), Kernel::T);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_floats * sizeof(float)));
-  Kokkos::parallel_for(isochromats_kernel_name, policy, kernel);
+  const detail::Runs runs = detail::runs_of(grid, Kernel::K, Kernel::T);
+  const std::size_t slots = samples.transverse.extent(1);
+  const int parts = detail::parts_of<ExecSpace>(runs, slots);
+  const bool with_longitudinal = samples.longitudinal.size() != 0;
+  // Voxels in batches whose parts' partial samples fit the budget (and
+  // whose teams an int counts).
+  const std::size_t partial_row =
+      std::size_t(parts) * std::max<std::size_t>(1, slots) * 3 * sizeof(float);
+  const std::size_t batch = std::min<std::size_t>(
+      2147483647u / std::size_t(parts),
+      parts == 1 ? voxels : std::max<std::size_t>(1, detail::partial_budget_bytes / partial_row));
+  typename Kernel::Partials partials;
+  if (parts > 1) {
+    partials = typename Kernel::Partials(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, exec, "larmor::bloch::partials"),
+        std::min(batch, voxels) * std::size_t(parts), slots);
+  }
+  for (std::size_t begin = 0; begin < voxels; begin += batch) {
+    const std::size_t end = std::min(voxels, begin + batch);
+    const auto range = Kokkos::make_pair(begin, end);
+    VoxelTissue<typename ExecSpace::memory_space> part_tissue{
+        Kokkos::subview(tissue.m0, range), Kokkos::subview(tissue.t1, range),
+        Kokkos::subview(tissue.t2, range), Kokkos::subview(tissue.b1, range),
+        Kokkos::subview(tissue.df, range), Kokkos::subview(tissue.centre_m, range, Kokkos::ALL)};
+    SampleViews<typename ExecSpace::memory_space> part_samples{
+        Kokkos::subview(samples.transverse, range, Kokkos::ALL, Kokkos::ALL), samples.longitudinal};
+    if (with_longitudinal) {
+      part_samples.longitudinal = Kokkos::subview(samples.longitudinal, range, Kokkos::ALL);
+    }
+    Kernel kernel{steps,
+                  grid,
+                  runs,
+                  part_tissue,
+                  part_samples,
+                  partials,
+                  parts,
+                  int(steps.extent(0)),
+                  with_longitudinal};
+    const int league = int((end - begin) * std::size_t(parts));
+    Kokkos::TeamPolicy<ExecSpace> policy(exec, league, Kernel::T);
+    policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch_floats * sizeof(float)));
+    Kokkos::parallel_for(isochromats_kernel_name, policy, kernel);
+    if (parts == 1) continue;
+    // The parts' sums, added in part order.
+    const int batch_voxels = int(end - begin);
+    Kokkos::parallel_for(
+        "larmor::bloch::sum_parts",
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, std::size_t(batch_voxels) * slots),
+        KOKKOS_LAMBDA(const std::size_t i) {
+          const std::size_t v = i / slots, slot = i % slots;
+          float re = 0.0f, im = 0.0f, z = 0.0f;
+          for (int p = 0; p < parts; ++p) {
+            re += partials(v * parts + p, slot, 0);
+            im += partials(v * parts + p, slot, 1);
+            z += partials(v * parts + p, slot, 2);
+          }
+          part_samples.transverse(v, slot, 0) = re;
+          part_samples.transverse(v, slot, 1) = im;
+          if (with_longitudinal) part_samples.longitudinal(v, slot) = z;
+        });
+  }
 }
 
 }  // namespace larmor::bloch
