@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -46,6 +47,14 @@ KOKKOS_FORCEINLINE_FUNCTION void turn_of(float turns, float& s, float& one_minus
   sincos_turns(0.5f * turns, sh, ch);
   s = 2.0f * sh * ch;
   one_minus_c = 2.0f * sh * sh;
+}
+
+KOKKOS_FORCEINLINE_FUNCTION float inverse_sqrt(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::rsqrtf(x);
+#else
+  return 1.0f / std::sqrt(x);
+#endif
 }
 
 // The turn (s, 1 - c) followed by the turn (sd, 1 - cd), in the same form:
@@ -115,9 +124,10 @@ struct Isochromats {
   // What every thread of a team would otherwise compute alike for a step:
   // free: expm1(-dt R1), expm1(-dt R2), the voxel's common turns, the turns
   //   between neighbours of a run, and their sine and 1 - cos;
-  // rf: expm1(-dt R1 / 2), expm1(-dt R2 / 2), the voxel's field along z
-  //   (rad/s), its change between neighbours, and the offset's turn back.
-  static constexpr int derived_floats = 6;
+  // rf: the relaxation before the turn (expm1 for R1, R2), the voxel's
+  //   field along z (rad/s), its change between neighbours, the offset's
+  //   turn back, and the relaxation after the turn.
+  static constexpr int derived_floats = 8;
   // Scratch: the tile, what is derived from it, the partial sums (S x T x 3)
   // and the samples' slot and demodulation (S x 3).
   static constexpr std::size_t tile_floats = std::size_t(S) * step_floats;
@@ -150,8 +160,12 @@ struct Isochromats {
     real = unit < runs.units ? kx::min(K, grid.counts[r] - run * K) : 0;
   }
 
-  KOKKOS_INLINE_FUNCTION void derive(const float* r, float* d, float r1, float r2, float df,
-                                     const float centre[3], float spacing) const {
+  KOKKOS_INLINE_FUNCTION bool is_rf(int step) const {
+    return step >= 0 && step < step_count && int(steps(step, step_field::kind)) == rf_step;
+  }
+
+  KOKKOS_INLINE_FUNCTION void derive(int step, const float* r, float* d, float r1, float r2,
+                                     float df, const float centre[3], float spacing) const {
     constexpr float two_pi = 6.283185307179586f;
     const int kind = int(r[step_field::kind]);
     const float dt = r[step_field::dt];
@@ -167,8 +181,16 @@ struct Isochromats {
     } else if (kind == rf_step) {
       const float* g = r + step_field::gradient;
       const float offset = r[step_field::offset_hz];
-      d[0] = kx::expm1(-0.5f * dt * r1);
-      d[1] = kx::expm1(-0.5f * dt * r2);
+      // The relaxation before the turn: this cell's first half and, after
+      // another cell, that cell's second half (nothing turns in between);
+      // after the turn: the second half, unless a cell follows.
+      const float before =
+          0.5f * dt + (is_rf(step - 1) ? 0.5f * steps(step - 1, step_field::dt) : 0.0f);
+      const float after = is_rf(step + 1) ? 0.0f : 0.5f * dt;
+      d[0] = kx::expm1(-before * r1);
+      d[1] = kx::expm1(-before * r2);
+      d[6] = kx::expm1(-after * r1);
+      d[7] = kx::expm1(-after * r2);
       d[2] = two_pi * ((df - offset) + (g[0] * centre[0] + g[1] * centre[1] + g[2] * centre[2]));
       d[3] = two_pi * g[runs.axis] * spacing;
       turn_of(offset * dt, d[4], d[5]);
@@ -209,7 +231,8 @@ struct Isochromats {
             [&](int f) { tile[f] = steps(tile_start + f / step_floats, f % step_floats); });
         member.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(member, tile_length), [&](int j) {
-          derive(tile + j * step_floats, derived + j * derived_floats, r1, r2, df, centre, spacing);
+          derive(tile_start + j, tile + j * step_floats, derived + j * derived_floats, r1, r2, df,
+                 centre, spacing);
         });
         member.team_barrier();
         int held = 0;  // samples of this tile so far
@@ -242,30 +265,37 @@ struct Isochromats {
             const float first_wz =
                 d[2] +
                 6.283185307179586f * (g[0] * origin[0] + g[1] * origin[1] + g[2] * origin[2]);
-            const float wxy2 = wx * wx + wy * wy;
+            const float wxy2 = wx * wx + wy * wy, half_turns_per_rate = 0.5f * dt * inverse_two_pi;
             LARMOR_INDEPENDENT_LANES
             for (int k = 0; k < K; ++k) {
-              float x = mx[k] + d2 * mx[k], y = my[k] + d2 * my[k];
-              float z = mz[k] + d1 * (mz[k] - m0);
+              const float x = mx[k] + d2 * mx[k], y = my[k] + d2 * my[k];
+              const float z = mz[k] + d1 * (mz[k] - m0);
               const float wz = first_wz + float(k) * d[3];
-              const float rate = kx::sqrt(wxy2 + wz * wz);
-              // No field (rate 0): no turn; the axis is then any unit vector.
-              const float inverse = rate > 0.0f ? 1.0f / rate : 0.0f;
-              const float nx = wx * inverse, ny = wy * inverse,
-                          nz = rate > 0.0f ? wz * inverse : 1.0f;
-              float s, omc;
-              turn_of(rate * dt * inverse_two_pi, s, omc);
-              // Rodrigues: v + s (n x v) - (1 - c) (v - n (n.v)).
-              const float along = nx * x + ny * y + nz * z;
-              const float rx = x + (s * (ny * z - nz * y) - omc * (x - nx * along));
-              const float ry = y + (s * (nz * x - nx * z) - omc * (y - ny * along));
-              z = z + (s * (nx * y - ny * x) - omc * (z - nz * along));
+              const float rate2 = wxy2 + wz * wz;
+              const float inverse = rate2 > 0.0f ? inverse_sqrt(rate2) : 0.0f;
+              // The turn as a unit quaternion (a, b), b = n sin(angle / 2):
+              // v + 2 a (b x v) + 2 b x (b x v), which keeps small turns'
+              // relative precision. No field: b = 0, no turn.
+              float a, half_sine;
+              sincos_turns(rate2 * inverse * half_turns_per_rate, half_sine, a);
+              const float scale = half_sine * inverse;
+              const float bx = wx * scale, by = wy * scale, bz = wz * scale;
+              const float tx = by * z - bz * y, ty = bz * x - bx * z, tz = bx * y - by * x;
+              const float rx = x + 2.0f * (a * tx + (by * tz - bz * ty));
+              const float ry = y + 2.0f * (a * ty + (bz * tx - bx * tz));
+              const float rz = z + 2.0f * (a * tz + (bx * ty - by * tx));
               // Back from the frame turning with the offset.
-              x = rx - (omcf * rx + sf * ry);
-              y = ry + (sf * rx - omcf * ry);
-              mx[k] = x + d2 * x;
-              my[k] = y + d2 * y;
-              mz[k] = z + d1 * (z - m0);
+              mx[k] = rx - (omcf * rx + sf * ry);
+              my[k] = ry + (sf * rx - omcf * ry);
+              mz[k] = rz;
+            }
+            if (d[6] != 0.0f || d[7] != 0.0f) {
+              LARMOR_INDEPENDENT_LANES
+              for (int k = 0; k < K; ++k) {
+                mx[k] += d[7] * mx[k];
+                my[k] += d[7] * my[k];
+                mz[k] += d[6] * (mz[k] - m0);
+              }
             }
           } else {  // sample
             float sx = 0.0f, sy = 0.0f, sz = 0.0f;
