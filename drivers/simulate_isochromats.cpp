@@ -10,6 +10,10 @@
 #include "app/signal_file.hpp"
 #include "app/tissue_source.hpp"
 #include "commands.hpp"
+#if LARMOR_HAVE_ISMRMRD
+#include "io/mrd/mrd.hpp"
+#endif
+#include "io/temporary_files.hpp"
 #include "phase_timer.hpp"
 #include "simulate/default_backend.hpp"
 #include "simulate/isochromat_simulator.hpp"
@@ -28,6 +32,120 @@ void keep_last(std::vector<float>& values, int samples, int width, std::size_t f
               values.begin() + std::ptrdiff_t(v * kept * std::size_t(width)));
   }
   values.resize(voxels * kept * std::size_t(width));
+}
+
+// Each local voxel's centre [m]: the maps' volume laid on the sequence's
+// voxel grid around the isochromat voxel's centre (the slice's, for a
+// selective file), the volume's middle at that centre.
+std::vector<double> voxel_centres(const app::LocalVoxels& voxels,
+                                  const simulate::IsochromatSettings& settings) {
+  const auto& shape = voxels.volume_shape;  // nz, ny, nx
+  std::vector<double> centres;
+  centres.reserve(voxels.voxel_index.size() * 3);
+  for (std::int64_t index : voxels.voxel_index) {
+    const std::uint64_t i = std::uint64_t(index);
+    const std::uint64_t at[3] = {i % shape[2], (i / shape[2]) % shape[1],
+                                 i / (shape[2] * shape[1])};
+    const std::uint64_t n[3] = {shape[2], shape[1], shape[0]};
+    for (int a = 0; a < 3; ++a) {
+      centres.push_back(settings.centre_m[std::size_t(a)] +
+                        (double(at[a]) - 0.5 * double(n[a] - 1)) *
+                            settings.voxel_size_m[std::size_t(a)]);
+    }
+  }
+  return centres;
+}
+
+#if LARMOR_HAVE_ISMRMRD
+// The summed samples as one acquisition per ADC (consecutive samples of a
+// block), lines numbered in acquisition order.
+std::vector<io::mrd::Acquisition> readouts_of(const sequence::StepTable& table,
+                                              const std::vector<double>& kspace) {
+  std::vector<io::mrd::Acquisition> out;
+  for (std::size_t i = 0; i < table.samples();) {
+    std::size_t end = i + 1;
+    while (end < table.samples() && table.sample_block[end] == table.sample_block[i]) ++end;
+    io::mrd::Acquisition a;
+    a.scan_counter = std::uint32_t(out.size());
+    a.encode_step_1 = std::uint16_t(out.size());
+    a.samples = int(end - i);
+    a.channels = 1;
+    a.sample_time_us =
+        end - i > 1 ? float(1e6 * (table.sample_time_s[i + 1] - table.sample_time_s[i])) : 0.0f;
+    for (std::size_t j = i; j < end; ++j) {
+      if (table.sample_is_adc_centre[j]) a.center_sample = int(j - i);
+      a.data.emplace_back(float(kspace[2 * j]), float(kspace[2 * j + 1]));
+    }
+    out.push_back(std::move(a));
+    i = end;
+  }
+  return out;
+}
+
+#endif
+
+int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Communicator& comm,
+               PhaseTimer& timer, const simulate::IsochromatSimulator& engine,
+               const app::LocalVoxels& voxels) {
+  using clock = std::chrono::steady_clock;
+  const sequence::StepTable& table = engine.table();
+  const std::vector<double> centres = voxel_centres(voxels, deck.isochromat);
+  // Batches of voxels whose samples stay near 256 MiB of floats.
+  const std::int64_t batch = std::max<std::int64_t>(
+      1, std::int64_t((std::size_t(64) << 20) / std::max<std::size_t>(1, 2 * table.samples())));
+  std::vector<double> kspace;
+  std::string error;
+  const auto start = clock::now();
+  try {
+    kspace = engine.kspace(voxels.tissue, centres.data(), batch);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  timer.end_phase("simulate", "compute");
+  comm.throw_if_any_failed(error.empty(), error);
+  comm.all_reduce_sum(kspace);
+  const double seconds =
+      comm.all_reduce_max(std::chrono::duration<double>(clock::now() - start).count());
+  timer.end_phase("agree", "comm");
+  if (comm.is_root()) {
+    try {
+#if LARMOR_HAVE_ISMRMRD
+      const std::vector<io::mrd::Acquisition> readouts = readouts_of(table, kspace);
+      io::mrd::RawEncoding encoding;
+      int longest = 0;
+      for (const auto& r : readouts) longest = std::max(longest, r.samples);
+      encoding.matrix[0] = longest;
+      encoding.matrix[1] = int(readouts.size());
+      const auto& shape = voxels.volume_shape;
+      const std::uint64_t n[3] = {shape[2], shape[1], shape[0]};
+      for (int a = 0; a < 3; ++a) {
+        encoding.fov_mm[a] = 1e3 * double(n[a]) * deck.isochromat.voxel_size_m[std::size_t(a)];
+      }
+      encoding.trajectory = "other";
+      const std::string folder_error = io::make_output_folder(deck.output_path);
+      if (!folder_error.empty()) throw std::runtime_error(folder_error);
+      io::mrd::write_raw_dataset(deck.output_path, io::mrd::raw_header_xml(encoding), readouts);
+#else
+      throw std::runtime_error(deck.path +
+                               ": [output] kspace: this build has no libismrmrd "
+                               "(Debian: libismrmrd-dev) to write raw data with");
+#endif
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  comm.throw_if_any_failed(error.empty(), error);
+  timer.end_phase("write", "io");
+  timer.write_json(args.timings, "simulate",
+                   ", \"voxels\": " + std::to_string(voxels.total) + ", \"backend\": \"" +
+                       simulate::default_backend::name() + "\"");
+  if (comm.is_root() && !args.quiet) {
+    std::printf("larmor simulate: k-space of %lld voxels in %.3f s\n",
+                static_cast<long long>(voxels.total), seconds);
+    std::printf("larmor simulate: wrote %s (ISMRMRD raw data, %zu samples)\n",
+                deck.output_path.c_str(), table.samples());
+  }
+  return 0;
 }
 
 }  // namespace
@@ -73,6 +191,7 @@ int run_simulate_isochromats(const SimulateArgs& args, app::Deck& deck,
     std::fflush(stdout);
   }
   timer.end_phase("setup", "setup");
+  if (deck.kspace) return run_kspace(args, deck, comm, timer, *engine, voxels);
 
   std::vector<float> signals(std::size_t(voxels.tissue.voxels) * std::size_t(samples) * 2);
   std::vector<float> mz;

@@ -477,6 +477,27 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   if (deck.last_samples > 0 && extra_sections.count("estimator")) {
     out.fail("last_samples", "is for larmor simulate (a fit reads every sample)");
   }
+  deck.kspace = out.boolean("kspace", false);
+  if (deck.kspace) {
+    if (extra_sections.count("estimator")) out.fail("kspace", "is for larmor simulate");
+    if (!deck.isochromats) {
+      out.fail("kspace",
+               "needs the isochromat engine, which keeps the encodes (this sequence runs on "
+               "EPG; set [simulation] engine = \"isochromat\" with a Pulseq file)");
+    }
+    if (deck.tissue.mode != TissueSpec::Mode::maps) {
+      out.fail("kspace",
+               "needs voxel positions: give [tissue] maps (a volume), whose voxels are "
+               "placed on the sequence's voxel grid");
+    }
+    if (!deck.steps->every_sample) {
+      out.fail("kspace", "needs every ADC sample: set [sequence] adc = \"every_sample\"");
+    }
+    if (deck.last_samples > 0 || (out.has("longitudinal") && deck.longitudinal)) {
+      out.fail("kspace", "writes raw data only: drop last_samples and longitudinal");
+    }
+    deck.longitudinal = false;
+  }
   if (deck.nifti_output && !extra_sections.count("estimator")) {
     out.fail("nifti", "NIfTI copies are written for larmor fit's maps only");
   }

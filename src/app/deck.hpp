@@ -67,6 +67,9 @@ struct Deck {
   std::string output_path;    // relative paths are relative to the working directory
   bool nifti_output = false;  // [output] nifti (fit decks): NIfTI copies of the maps
   int last_samples = 0;       // [output] last_samples: write only each voxel's last N (0: all)
+  // [output] kspace: the output is the phantom's raw k-space (ISMRMRD), the
+  // voxels' samples summed at their positions, instead of per-voxel signals.
+  bool kspace = false;
   // [output] longitudinal: /mz, each sample's mean longitudinal magnetisation,
   // beside /signals; on by itself for a Pulseq file none of whose samples
   // follows an excitation (a saturation or CEST file measures Mz).

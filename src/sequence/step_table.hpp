@@ -52,6 +52,7 @@ struct StepTable {
   std::array<double, 3> voxel_size_m{1e-3, 1e-3, 1e-3};
   std::string voxel_source;
   double sample_scale = 1.0;
+  bool every_sample = false;  // every ADC sample, not only each ADC's echo centre
 };
 
 // Appends records; the table keeps free intervals merged until a pulse or

@@ -122,8 +122,29 @@ IsochromatSimulator::IsochromatSimulator(sequence::StepTable table,
                                          const IsochromatSettings& settings)
     : table_(std::move(table)), settings_(settings), plan_(plan_isochromats(table_, settings)) {}
 
-void IsochromatSimulator::run(const tissue::Tissue& tissue, float* signals, float* mz) const {
-  run_into<Kokkos::DefaultExecutionSpace>(tissue, signals, mz);
+void IsochromatSimulator::run(const tissue::Tissue& tissue, float* signals, float* mz,
+                              const double* centres_m) const {
+  run_into<Kokkos::DefaultExecutionSpace>(tissue, signals, mz, centres_m);
+}
+
+std::vector<double> IsochromatSimulator::kspace(const tissue::Tissue& tissue,
+                                                const double* centres_m,
+                                                std::int64_t batch_voxels) const {
+  const std::size_t samples = table_.samples();
+  std::vector<double> sum(samples * 2, 0.0);
+  const std::int64_t batch = std::max<std::int64_t>(1, batch_voxels);
+  std::vector<float> signals;
+  for (std::int64_t first = 0; first < tissue.voxels; first += batch) {
+    const std::int64_t n = std::min(batch, tissue.voxels - first);
+    const tissue::Tissue part = tissue.slice(first, first + n);
+    signals.assign(std::size_t(n) * samples * 2, 0.0f);
+    run(part, signals.data(), nullptr, centres_m + std::size_t(first) * 3);
+    for (std::int64_t v = 0; v < n; ++v) {
+      const float* row = signals.data() + std::size_t(v) * samples * 2;
+      for (std::size_t i = 0; i < samples * 2; ++i) sum[i] += double(row[i]);
+    }
+  }
+  return sum;
 }
 
 }  // namespace larmor::simulate

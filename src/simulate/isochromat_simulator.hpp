@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bloch/step_abi.hpp"
 #include "sequence/step_table.hpp"
@@ -64,11 +65,21 @@ class IsochromatSimulator {
   // not null, mz[voxel][sample], each voxel's mean over its isochromats, in
   // caller memory on the host. M0, T1, T2, B1 and df are read per voxel; the
   // other properties (pools, diffusion, flow, transmit arrays) are refused.
+  // Where `centres_m` is not null, it holds each voxel's centre [m] ([voxel]
+  // [x, y, z], physical) in place of the settings' one centre.
   template <class ExecSpace>
-  void run_into(const tissue::Tissue& tissue, float* signals, float* mz) const;
+  void run_into(const tissue::Tissue& tissue, float* signals, float* mz,
+                const double* centres_m = nullptr) const;
 
   // The same on the default backend.
-  void run(const tissue::Tissue& tissue, float* signals, float* mz) const;
+  void run(const tissue::Tissue& tissue, float* signals, float* mz,
+           const double* centres_m = nullptr) const;
+
+  // The raw k-space of the voxels at `centres_m` (as above): every voxel's
+  // samples, encodes kept, summed in double in voxel order ([sample][re, im]),
+  // voxels run in batches of at most `batch_voxels`.
+  std::vector<double> kspace(const tissue::Tissue& tissue, const double* centres_m,
+                             std::int64_t batch_voxels) const;
 
  private:
   sequence::StepTable table_;

@@ -161,7 +161,7 @@ struct Isochromats {
   }
 
   KOKKOS_INLINE_FUNCTION bool is_rf(int step) const {
-    return step >= 0 && step < step_count && int(steps(step, step_field::kind)) == rf_step;
+    return step >= 0 && step < step_count && int(steps(step, int(step_field::kind))) == rf_step;
   }
 
   KOKKOS_INLINE_FUNCTION void derive(int step, const float* r, float* d, float r1, float r2,
@@ -185,7 +185,7 @@ struct Isochromats {
       // another cell, that cell's second half (nothing turns in between);
       // after the turn: the second half, unless a cell follows.
       const float before =
-          0.5f * dt + (is_rf(step - 1) ? 0.5f * steps(step - 1, step_field::dt) : 0.0f);
+          0.5f * dt + (is_rf(step - 1) ? 0.5f * steps(step - 1, int(step_field::dt)) : 0.0f);
       const float after = is_rf(step + 1) ? 0.0f : 0.5f * dt;
       d[0] = kx::expm1(-before * r1);
       d[1] = kx::expm1(-before * r2);

@@ -1,5 +1,9 @@
 #include "io/mrd/mrd.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +15,7 @@
 #include <ismrmrd/xml.h>
 
 #include "io/mrd/mrd_detail.hpp"
+#include "io/temporary_files.hpp"
 #include "sequence/builders/builders.hpp"
 
 namespace larmor::io::mrd {
@@ -189,6 +194,66 @@ std::vector<float> acquisition_signals(const Measurement& m, int channel, int* s
   }
   if (samples) *samples = n < 0 ? 0 : n;
   return out;
+}
+
+std::string raw_header_xml(const RawEncoding& encoding) {
+  ISMRMRD::IsmrmrdHeader h;
+  ISMRMRD::AcquisitionSystemInformation system;
+  system.systemVendor = encoding.system_vendor;
+  system.systemFieldStrength_T = float(encoding.field_t);
+  system.receiverChannels = std::uint16_t(1);
+  h.acquisitionSystemInformation = system;
+  h.experimentalConditions.H1resonanceFrequency_Hz = long(42.577478518e6 * encoding.field_t);
+  ISMRMRD::Encoding e;
+  e.encodedSpace.matrixSize = {std::uint16_t(encoding.matrix[0]), std::uint16_t(encoding.matrix[1]),
+                               std::uint16_t(encoding.matrix[2])};
+  e.encodedSpace.fieldOfView_mm = {float(encoding.fov_mm[0]), float(encoding.fov_mm[1]),
+                                   float(encoding.fov_mm[2])};
+  e.reconSpace = e.encodedSpace;
+  ISMRMRD::Limit lines(0, std::uint16_t(std::max(0, encoding.matrix[1] - 1)),
+                       std::uint16_t(encoding.matrix[1] / 2));
+  e.encodingLimits.kspace_encoding_step_1 = lines;
+  if (encoding.trajectory == "cartesian") {
+    e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
+  } else if (encoding.trajectory == "radial") {
+    e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
+  } else if (encoding.trajectory == "spiral") {
+    e.trajectory = ISMRMRD::TrajectoryType::SPIRAL;
+  } else {
+    e.trajectory = ISMRMRD::TrajectoryType::OTHER;
+  }
+  h.encoding.push_back(e);
+  std::ostringstream xml;
+  ISMRMRD::serialize(h, xml);
+  return xml.str();
+}
+
+void write_raw_dataset(const std::string& path, const std::string& header_xml,
+                       const std::vector<Acquisition>& acquisitions) {
+  const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
+  register_temporary(temporary);
+  try {
+    {
+      ISMRMRD::Dataset d(temporary.c_str(), "dataset", true);
+      d.writeHeader(header_xml);
+      for (const Acquisition& a : acquisitions) {
+        ISMRMRD::Acquisition acq(std::uint16_t(a.samples), std::uint16_t(1));
+        acq.scan_counter() = a.scan_counter;
+        acq.center_sample() = std::uint16_t(a.center_sample);
+        acq.sample_time_us() = a.sample_time_us;
+        acq.idx().kspace_encode_step_1 = a.encode_step_1;
+        if (&a == &acquisitions.back()) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+        std::copy(a.data.begin(), a.data.begin() + a.samples, acq.getDataPtr());
+        d.appendAcquisition(acq);
+      }
+    }
+    std::filesystem::rename(temporary, path);
+  } catch (const std::exception& e) {
+    std::remove(temporary.c_str());
+    release_temporary(temporary);
+    throw MrdError(path + ": writing the raw data: " + e.what());
+  }
+  release_temporary(temporary);
 }
 
 }  // namespace larmor::io::mrd

@@ -26,7 +26,8 @@ struct Acquisition {
   int samples = 0, channels = 0, trajectory_dimensions = 0;
   int center_sample = 0;
   float sample_time_us = 0.0f;
-  std::vector<float> trajectory;  // [sample][dimension]
+  std::uint16_t encode_step_1 = 0;  // the readout's line (written, not read)
+  std::vector<float> trajectory;    // [sample][dimension]
   std::vector<std::complex<float>> data;
 };
 
@@ -81,5 +82,23 @@ ImageSeries read_image_series(const std::string& path, const std::string& variab
 // One signal per acquisition: its samples on `channel`, as [acquisition]
 // [sample][re, im] floats; every acquisition must have the same sample count.
 std::vector<float> acquisition_signals(const Measurement& m, int channel, int* samples);
+
+// What a reconstruction needs to place raw data: the encoded matrix
+// (readout samples, lines, partitions), the field of view (mm) and the
+// trajectory's ISMRMRD name ("cartesian", "radial", "spiral", "other").
+struct RawEncoding {
+  int matrix[3] = {1, 1, 1};
+  double fov_mm[3] = {1.0, 1.0, 1.0};
+  std::string trajectory = "cartesian";
+  double field_t = 3.0;
+  std::string system_vendor = "larmor (simulated)";
+};
+std::string raw_header_xml(const RawEncoding& encoding);
+
+// Writes an ISMRMRD HDF5 file (group "dataset") holding the header and the
+// acquisitions (one channel each), through "<path>.tmp-<pid>" renamed into
+// place once complete; an interrupted write leaves nothing.
+void write_raw_dataset(const std::string& path, const std::string& header_xml,
+                       const std::vector<Acquisition>& acquisitions);
 
 }  // namespace larmor::io::mrd

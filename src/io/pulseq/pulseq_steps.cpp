@@ -184,6 +184,7 @@ class StepBuilder {
   // The voxel: given, else from the file's definitions; along the slice axis
   // (where the file does not state it) the slice and its tails.
   void choose_voxel() {
+    table_.every_sample = options_.every_sample;
     if (options_.voxel_size_m) {
       table_.voxel_size_m = *options_.voxel_size_m;
       table_.voxel_source = "option";

@@ -13,7 +13,8 @@
 namespace larmor::simulate {
 
 template <class ExecSpace>
-void IsochromatSimulator::run_into(const tissue::Tissue& tissue, float* signals, float* mz) const {
+void IsochromatSimulator::run_into(const tissue::Tissue& tissue, float* signals, float* mz,
+                                   const double* centres_m) const {
   using Mem = typename ExecSpace::memory_space;
   const std::string refusal = isochromat_tissue_refusal(tissue);
   if (!refusal.empty()) throw std::invalid_argument("the isochromat engine: " + refusal);
@@ -52,7 +53,11 @@ void IsochromatSimulator::run_into(const tissue::Tissue& tissue, float* signals,
       t2(i) = tissue.t2_s.at(voxel);
       b1(i) = tissue.b1.at(voxel);
       df(i) = tissue.df_hz.at(voxel);
-      for (int a = 0; a < 3; ++a) centre(i, a) = float(settings_.centre_m[std::size_t(a)]);
+      for (int a = 0; a < 3; ++a) {
+        centre(i, a) =
+            float(centres_m != nullptr ? centres_m[std::size_t(voxel) * 3 + std::size_t(a)]
+                                       : settings_.centre_m[std::size_t(a)]);
+      }
     }
     bloch::VoxelTissue<Mem> views;
     views.m0 = Kokkos::create_mirror_view_and_copy(Mem(), m0);
@@ -92,7 +97,8 @@ void IsochromatSimulator::run_into(const tissue::Tissue& tissue, float* signals,
 
 }  // namespace larmor::simulate
 
-#define LARMOR_ISOCHROMAT_SIMULATOR_INSTANTIATE(EXEC)                                             \
-  namespace larmor::simulate {                                                                    \
-  template void IsochromatSimulator::run_into<EXEC>(const tissue::Tissue&, float*, float*) const; \
+#define LARMOR_ISOCHROMAT_SIMULATOR_INSTANTIATE(EXEC)                                      \
+  namespace larmor::simulate {                                                             \
+  template void IsochromatSimulator::run_into<EXEC>(const tissue::Tissue&, float*, float*, \
+                                                    const double*) const;                  \
   }
