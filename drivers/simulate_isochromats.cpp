@@ -157,6 +157,7 @@ int run_simulate_isochromats(const SimulateArgs& args, app::Deck& deck,
   report_sequence(deck, comm, args.quiet, "larmor simulate");
   std::string error;
   std::optional<simulate::IsochromatSimulator> engine;
+  deck.isochromat.keep_encodes = deck.kspace;
   try {
     engine.emplace(std::move(*deck.steps), deck.isochromat);
   } catch (const std::exception& e) {

@@ -15,8 +15,9 @@
 //    relaxes dt/2 (second order in dt, exact for a constant off-resonant
 //    pulse without relaxation).
 //  * sample: the mean transverse magnetisation (Mx + i My) over the voxel's
-//    isochromats, times the receiver's demodulation c + i s, into the sample's
-//    slot; and the mean Mz.
+//    isochromats, each first turned back by 2 pi m.r for the record's
+//    rewound encodes m (zero: the raw sample), times the receiver's
+//    demodulation c + i s, into the sample's slot; and the mean Mz.
 //
 // Conventions are those of larmor's EPG (docs/physics.md): rotating frame,
 // M+ = Mx + i My gains exp(+i angle) under precession, a pulse of phase 0

@@ -16,8 +16,10 @@ inline constexpr int kind = 0, dt = 1;
 inline constexpr int moment = 2;
 // rf: w1 (rad/s), mean gradient (Hz/m), offset (Hz)
 inline constexpr int w1_re = 2, w1_im = 3, gradient = 4, offset_hz = 7;
-// sample: demodulation c + i s, the sample's slot (an integer below 2^24)
-inline constexpr int demod_re = 2, demod_im = 3, slot = 4;
+// sample: demodulation c + i s, the sample's slot (an integer below 2^24),
+// and the encodes to take out of it (1/m, x y z: moments rewound before the
+// next pulse; zero keeps the raw sample)
+inline constexpr int demod_re = 2, demod_im = 3, slot = 4, rewound = 5;
 }  // namespace step_field
 // Slots are written as floats: exact integers below this.
 inline constexpr std::int64_t max_sample_slots = std::int64_t(1) << 24;

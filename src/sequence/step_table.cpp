@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace larmor::sequence {
 
@@ -87,6 +89,99 @@ void StepTableWriter::end_span(double now_s) {
   in_span_ = true;
   span_start_s_ = now_s;
   span_moment_ = {0.0, 0.0, 0.0};
+}
+
+namespace {
+
+// Along each axis the moment since the last pulse's centre, its largest size
+// in the span, and the span's samples with their moments.
+struct RewoundSpans {
+  StepTable& table;
+  std::array<double, 3> moment{0.0, 0.0, 0.0}, largest{0.0, 0.0, 0.0};
+  std::vector<std::pair<std::size_t, std::array<double, 3>>> samples;
+  bool after_pulse = false;
+
+  void add(const std::array<double, 3>& m) {
+    for (int a = 0; a < 3; ++a) {
+      moment[a] += m[a];
+      largest[a] = std::max(largest[a], std::fabs(moment[a]));
+    }
+  }
+  // A pulse's centre or the end: the span's moment is `moment`.
+  void close() {
+    for (const auto& [step, at] : samples) {
+      float* r = &table.records[step * bloch::step_floats];
+      for (int a = 0; a < 3; ++a) {
+        // Rewound: back to zero but for the float rounding of the moments.
+        const bool rewound =
+            after_pulse && largest[a] > 0.0 && std::fabs(moment[a]) <= 1e-4 * largest[a];
+        r[bloch::step_field::rewound + a] = rewound ? float(at[a]) : 0.0f;
+      }
+    }
+    samples.clear();
+    moment = {0.0, 0.0, 0.0};
+    largest = {0.0, 0.0, 0.0};
+  }
+};
+
+}  // namespace
+
+void mark_rewound_encodes(StepTable& table) {
+  namespace f = bloch::step_field;
+  RewoundSpans spans{table};
+  const std::size_t steps = table.steps();
+  const auto record = [&](std::size_t i) { return &table.records[i * bloch::step_floats]; };
+  for (std::size_t i = 0; i < steps;) {
+    const float* r = record(i);
+    const int kind = int(r[f::kind]);
+    if (kind == bloch::free_step) {
+      spans.add({r[f::moment], r[f::moment + 1], r[f::moment + 2]});
+    } else if (kind == bloch::sample_step) {
+      spans.samples.emplace_back(i, spans.moment);
+    } else {
+      std::size_t end = i;
+      double length = 0.0;
+      while (end < steps && int(record(end)[f::kind]) == bloch::rf_step) {
+        length += record(end)[f::dt];
+        ++end;
+      }
+      // The cells' gradient moments, split at the run's middle.
+      const double half = 0.5 * length;
+      double elapsed = 0.0;
+      bool centred = false;
+      for (std::size_t c = i; c < end; ++c) {
+        const float* cell = record(c);
+        const double dt = cell[f::dt];
+        const auto part = [&](double t) {
+          return std::array<double, 3>{cell[f::gradient] * t, cell[f::gradient + 1] * t,
+                                       cell[f::gradient + 2] * t};
+        };
+        if (!centred && elapsed + dt >= half) {
+          const double before = std::clamp(half - elapsed, 0.0, dt);
+          spans.add(part(before));
+          spans.close();
+          spans.after_pulse = true;
+          centred = true;
+          spans.add(part(dt - before));
+        } else {
+          spans.add(part(dt));
+        }
+        elapsed += dt;
+      }
+      i = end;
+      continue;
+    }
+    ++i;
+  }
+  spans.close();
+}
+
+void keep_encodes(StepTable& table) {
+  for (std::size_t i = 0; i < table.steps(); ++i) {
+    float* r = &table.records[i * bloch::step_floats];
+    if (int(r[bloch::step_field::kind]) != bloch::sample_step) continue;
+    for (int a = 0; a < 3; ++a) r[bloch::step_field::rewound + a] = 0.0f;
+  }
 }
 
 }  // namespace larmor::sequence

@@ -55,6 +55,18 @@ struct StepTable {
   bool every_sample = false;  // every ADC sample, not only each ADC's echo centre
 };
 
+// Writes into every sample record the encodes rewound before the next pulse
+// (bloch::step_field::rewound), so that a sample is the voxel's own signal,
+// as EPG reports it: along each axis whose moment, counted from a pulse's
+// centre, returns to zero by the next pulse's centre (a phase encode and its
+// rewinder, a balanced readout), the moment the sample has gained since the
+// pulse's centre. Samples before the first pulse, and axes that keep a moment
+// (a spoiler, an unbalanced readout), take out none. A pulse is a run of
+// consecutive RF cells, its centre the run's middle.
+void mark_rewound_encodes(StepTable& table);
+// Clears them: every sample keeps its encodes (raw k-space).
+void keep_encodes(StepTable& table);
+
 // Appends records; the table keeps free intervals merged until a pulse or
 // a sample needs the state. Throws std::range_error for a value that float
 // cannot hold.

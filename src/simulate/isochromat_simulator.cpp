@@ -120,7 +120,9 @@ std::string isochromat_tissue_refusal(const tissue::Tissue& tissue) {
 
 IsochromatSimulator::IsochromatSimulator(sequence::StepTable table,
                                          const IsochromatSettings& settings)
-    : table_(std::move(table)), settings_(settings), plan_(plan_isochromats(table_, settings)) {}
+    : table_(std::move(table)), settings_(settings), plan_(plan_isochromats(table_, settings)) {
+  if (settings_.keep_encodes) sequence::keep_encodes(table_);
+}
 
 void IsochromatSimulator::run(const tissue::Tissue& tissue, float* signals, float* mz,
                               const double* centres_m) const {
@@ -130,6 +132,9 @@ void IsochromatSimulator::run(const tissue::Tissue& tissue, float* signals, floa
 std::vector<double> IsochromatSimulator::kspace(const tissue::Tissue& tissue,
                                                 const double* centres_m,
                                                 std::int64_t batch_voxels) const {
+  if (!settings_.keep_encodes) {
+    throw std::logic_error("IsochromatSimulator::kspace: the settings take the encodes out");
+  }
   const std::size_t samples = table_.samples();
   std::vector<double> sum(samples * 2, 0.0);
   const std::int64_t batch = std::max<std::int64_t>(1, batch_voxels);

@@ -31,6 +31,10 @@ struct IsochromatSettings {
   // shared between the axes the gradients wind along.
   std::optional<std::int64_t> isochromats;
   std::int64_t max_isochromats = std::int64_t(1) << 22;
+  // Samples keep the encodes rewound before the next pulse (raw k-space);
+  // otherwise they are taken out and a sample is the voxel's own signal
+  // (sequence::mark_rewound_encodes).
+  bool keep_encodes = false;
 };
 
 // The isochromats per axis and why, for the run's report.
@@ -76,8 +80,9 @@ class IsochromatSimulator {
            const double* centres_m = nullptr) const;
 
   // The raw k-space of the voxels at `centres_m` (as above): every voxel's
-  // samples, encodes kept, summed in double in voxel order ([sample][re, im]),
-  // voxels run in batches of at most `batch_voxels`.
+  // samples, summed in double in voxel order ([sample][re, im]), voxels run
+  // in batches of at most `batch_voxels`. Needs settings.keep_encodes
+  // (std::logic_error otherwise).
   std::vector<double> kspace(const tissue::Tissue& tissue, const double* centres_m,
                              std::int64_t batch_voxels) const;
 

@@ -38,10 +38,13 @@ struct IsochromatVoxel {
   Vec centre_m{0.0, 0.0, 0.0};
 };
 
-// The engine's samples (and mean Mz) of one voxel of `t`.
-std::vector<Complex> play_isochromats(const sequence::StepTable& table,
+// The engine's samples (and mean Mz) of one voxel of `t`: raw (the encodes
+// kept, as the reference computes them) unless `own_signal`.
+std::vector<Complex> play_isochromats(const sequence::StepTable& played,
                                       const IsochromatVoxel& voxel, const reference::Tissue& t,
-                                      std::vector<double>* mz = nullptr) {
+                                      std::vector<double>* mz = nullptr, bool own_signal = false) {
+  sequence::StepTable table = played;
+  if (!own_signal) sequence::keep_encodes(table);
   const std::size_t steps = table.steps(), samples = table.samples();
   bloch::Steps<IsoMem> device_steps;
   {

@@ -115,6 +115,7 @@ TEST(TEST_CATEGORY, isochromat_kspace_keeps_the_encodes_of_each_voxel_position) 
   const auto table = io::pulseq::to_step_table(parse(crushed_echo(moment / 90e-6)));
   simulate::IsochromatSettings settings;
   settings.isochromats = 64;
+  settings.keep_encodes = true;
   const simulate::IsochromatSimulator engine(table, settings);
   tissue::Tissue one;
   one.voxels = 1;
@@ -132,6 +133,59 @@ TEST(TEST_CATEGORY, isochromat_kspace_keeps_the_encodes_of_each_voxel_position) 
   EXPECT_NEAR(kspace[1], factor * centred[1], 2e-6);
   EXPECT_NEAR(kspace[2], 2.0 * centred[2], 2e-6);
   EXPECT_NEAR(kspace[3], 2.0 * centred[3], 2e-6);
+}
+
+// Three repetitions of a gradient echo: a 10 us 30-degree pulse, a readout
+// prephaser along x with a phase encode along y (0.5 turn per mm x
+// `encodes[r]`), a readout of 8 samples, the encode's rewinder with a spoiler
+// along x, and a wait. Blocks in us.
+std::string phase_encoded_echoes(const std::array<double, 3>& encodes) {
+  std::string blocks = "[BLOCKS]\n", traps =
+                                         "[TRAP]\n1 -100000 10 80 10 0\n2 50000 10 180 10 0\n"
+                                         "3 300000 10 80 10 0\n";
+  int id = 1;
+  for (int r = 0; r < 3; ++r) {
+    const int encode = encodes[std::size_t(r)] != 0.0 ? 4 + 2 * r : 0;
+    const int rewind = encode != 0 ? encode + 1 : 0;
+    const double amplitude = encodes[std::size_t(r)] * 500.0 / 90e-6;
+    if (encode != 0) {
+      traps += std::to_string(encode) + " " + num(amplitude) + " 10 80 10 0\n";
+      traps += std::to_string(rewind) + " " + num(-amplitude) + " 10 80 10 0\n";
+    }
+    const auto block = [&](const std::string& rest) {
+      blocks += std::to_string(id++) + " " + rest + "\n";
+    };
+    block("10 1 0 0 0 0 0");
+    block("100 0 1 " + std::to_string(encode) + " 0 0 0");
+    block("200 0 2 0 0 1 0");
+    block("100 0 3 " + std::to_string(rewind) + " 0 0 0");
+    block("2000 0 0 0 0 0 0");
+  }
+  return seq_header() + blocks + "\n[RF]\n1 " + num(30.0 / 360.0 / 10e-6) + " 1 0 0 0 0 0\n\n" +
+         traps + "\n[ADC]\n1 8 20000 20 0 0\n\n[SHAPES]\n" + shape(1, std::vector<double>(10, 1.0));
+}
+
+// The voxel's own signal: with the phase encodes taken out (they are rewound
+// before the next pulse) every sample is the one the same file gives without
+// them, to float precision; kept, they dephase the voxel.
+TEST(TEST_CATEGORY, isochromat_own_signal_takes_out_rewound_phase_encodes) {
+  const auto encoded = io::pulseq::to_step_table(parse(phase_encoded_echoes({-2.0, 1.0, 3.0})));
+  const auto plain = io::pulseq::to_step_table(parse(phase_encoded_echoes({0.0, 0.0, 0.0})));
+  ASSERT_EQ(encoded.samples(), 24u);
+  IsochromatVoxel voxel;
+  voxel.counts = {16, 8, 1};
+  const reference::Tissue t = reference::pulseq_test_text::tissue(0.5, 0.05, 20.0);
+  const auto own = play_isochromats(encoded, voxel, t, nullptr, true);
+  const auto raw = play_isochromats(encoded, voxel, t);
+  const auto expected = play_isochromats(plain, voxel, t, nullptr, true);
+  double largest = 0.0, raw_difference = 0.0;
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    EXPECT_LT(std::abs(own[i] - expected[i]), 2e-6) << "sample " << i;
+    largest = std::max(largest, std::abs(expected[i]));
+    raw_difference = std::max(raw_difference, std::abs(raw[i] - expected[i]));
+  }
+  EXPECT_GT(largest, 0.1);
+  EXPECT_GT(raw_difference, 0.3 * largest);  // the encodes do dephase the raw samples
 }
 
 TEST(TEST_CATEGORY, isochromat_plan_resolves_the_windings_and_refuses_beyond_its_limit) {

@@ -124,6 +124,8 @@ struct Isochromats {
   // What every thread of a team would otherwise compute alike for a step:
   // free: expm1(-dt R1), expm1(-dt R2), the voxel's common turns, the turns
   //   between neighbours of a run, and their sine and 1 - cos;
+  // sample: the encodes taken out, as the voxel's common turns and those
+  //   between neighbours, and whether there are any;
   // rf: the relaxation before the turn (expm1 for R1, R2), the voxel's
   //   field along z (rad/s), its change between neighbours, the offset's
   //   turn back, and the relaxation after the turn.
@@ -178,6 +180,14 @@ struct Isochromats {
       d[2] = common - float(kx::nearbyint(common));
       d[3] = m[runs.axis] * spacing;
       turn_of(d[3], d[4], d[5]);
+    } else if (kind == sample_step) {
+      // The encodes to take out: the voxel's common turns and those between
+      // neighbours of a run (zero: the raw sample).
+      const float* m = r + step_field::rewound;
+      float common = m[0] * centre[0] + m[1] * centre[1] + m[2] * centre[2];
+      d[0] = common - float(kx::nearbyint(common));
+      d[1] = m[runs.axis] * spacing;
+      d[2] = (m[0] != 0.0f || m[1] != 0.0f || m[2] != 0.0f) ? 1.0f : 0.0f;
     } else if (kind == rf_step) {
       const float* g = r + step_field::gradient;
       const float offset = r[step_field::offset_hz];
@@ -299,11 +309,27 @@ struct Isochromats {
             }
           } else {  // sample
             float sx = 0.0f, sy = 0.0f, sz = 0.0f;
-            for (int k = 0; k < K; ++k) {
-              const float weight = k < real ? 1.0f : 0.0f;
-              sx += weight * mx[k];
-              sy += weight * my[k];
-              sz += weight * mz[k];
+            if (d[2] != 0.0f) {
+              // Each isochromat turned back by its rewound encodes.
+              const float* m = r + step_field::rewound;
+              const float first_turns =
+                  d[0] + (m[0] * origin[0] + m[1] * origin[1] + m[2] * origin[2]);
+              LARMOR_INDEPENDENT_LANES
+              for (int k = 0; k < K; ++k) {
+                const float weight = k < real ? 1.0f : 0.0f;
+                float s, omc;
+                turn_of(-(first_turns + float(k) * d[1]), s, omc);
+                sx += weight * (mx[k] - (omc * mx[k] + s * my[k]));
+                sy += weight * (my[k] + (s * mx[k] - omc * my[k]));
+                sz += weight * mz[k];
+              }
+            } else {
+              for (int k = 0; k < K; ++k) {
+                const float weight = k < real ? 1.0f : 0.0f;
+                sx += weight * mx[k];
+                sy += weight * my[k];
+                sz += weight * mz[k];
+              }
             }
             float* p = partial + (std::size_t(held) * T + thread) * 3;
             p[0] = sx;

@@ -81,6 +81,7 @@ class StepBuilder {
       fail_(last, last, e.what());
     }
     table_.duration_s = block_start;
+    sequence::mark_rewound_encodes(table_);
     choose_voxel();
     return std::move(table_);
   }
