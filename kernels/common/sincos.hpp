@@ -22,6 +22,15 @@ KOKKOS_FORCEINLINE_FUNCTION double value_of(double x) { return x; }
 KOKKOS_FORCEINLINE_FUNCTION float scalar_value(float x) { return x; }
 KOKKOS_FORCEINLINE_FUNCTION double scalar_value(double x) { return x; }
 
+// sin and cos of |r| <= pi / 4 by the polynomials alone (no reduction).
+KOKKOS_FORCEINLINE_FUNCTION void sincos_small(float r, float& s, float& c) {
+  const float r2 = r * r;
+  s = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+  c = 1.0f - 0.5f * r2 +
+      r2 * r2 *
+          (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+}
+
 KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
   // Quarter turn split in three parts whose leading parts multiply a small
   // integer exactly in float.
@@ -42,13 +51,8 @@ KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {
   std::memcpy(&bits, &shifted, sizeof bits);
   const int quadrant = bits & 3;
   const float r = ((x - jf * qt1) - jf * qt2) - jf * qt3;
-  const float r2 = r * r;
-  const float sr =
-      r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
-  const float cr =
-      1.0f - 0.5f * r2 +
-      r2 * r2 *
-          (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  float sr, cr;
+  sincos_small(r, sr, cr);
   // The quadrant by selects, not a switch: the same values, and host loops
   // over voxels stay vectorisable.
   const bool odd = (quadrant & 1) != 0;
@@ -77,12 +81,7 @@ KOKKOS_FORCEINLINE_FUNCTION void quarter_turn_polynomials(float t, int& quadrant
   std::int32_t bits;
   std::memcpy(&bits, &shifted, sizeof bits);
   quadrant = bits & 3;
-  const float r = (t - jf) * 1.57079632679489662f;
-  const float r2 = r * r;
-  sr = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
-  cr = 1.0f - 0.5f * r2 +
-       r2 * r2 *
-           (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  sincos_small((t - jf) * 1.57079632679489662f, sr, cr);
 }
 
 KOKKOS_FORCEINLINE_FUNCTION float cos_quarter_turns(float t) {

@@ -128,8 +128,11 @@ struct Isochromats {
   //   between neighbours, and whether there are any;
   // rf: the relaxation before the turn (expm1 for R1, R2), the voxel's
   //   field along z (rad/s), its change between neighbours, the offset's
-  //   turn back, and the relaxation after the turn.
-  static constexpr int derived_floats = 8;
+  //   turn back, the relaxation after the turn, and whether every
+  //   isochromat of the voxel turns by at most a quarter turn (half angle
+  //   pi / 4), where the sine's polynomials need no reduction.
+  // Rows of a multiple of four floats, for vector loads from scratch.
+  static constexpr int derived_floats = 12;
   // Scratch: the tile, what is derived from it, the partial sums (S x T x 3)
   // and the samples' slot and demodulation (S x 3).
   static constexpr std::size_t tile_floats = std::size_t(S) * step_floats;
@@ -167,7 +170,8 @@ struct Isochromats {
   }
 
   KOKKOS_INLINE_FUNCTION void derive(int step, const float* r, float* d, float r1, float r2,
-                                     float df, const float centre[3], float spacing) const {
+                                     float df, float b1, const float centre[3],
+                                     float spacing) const {
     constexpr float two_pi = 6.283185307179586f;
     const int kind = int(r[step_field::kind]);
     const float dt = r[step_field::dt];
@@ -204,6 +208,77 @@ struct Isochromats {
       d[2] = two_pi * ((df - offset) + (g[0] * centre[0] + g[1] * centre[1] + g[2] * centre[2]));
       d[3] = two_pi * g[runs.axis] * spacing;
       turn_of(offset * dt, d[4], d[5]);
+      // The largest field over the voxel's extent bounds every isochromat's.
+      float wz_max = kx::fabs(d[2]);
+      for (int a = 0; a < 3; ++a) wz_max += 0.5f * two_pi * kx::fabs(g[a]) * grid.edges_m[a];
+      const float wx = b1 * r[step_field::w1_re], wy = b1 * r[step_field::w1_im];
+      const float half_angle_max = 0.5f * dt * kx::sqrt(wx * wx + wy * wy + wz_max * wz_max);
+      d[8] = half_angle_max <= 0.75f ? 1.0f : 0.0f;
+    }
+  }
+
+  // Adds a change to a component kept as a float and its rounding residual
+  // (compensated summation). An RF cell of a microsecond changes a component
+  // by less than float resolves near 1: rounded alone, the same cells would
+  // round alike every time, and a long pulse would settle anywhere within a
+  // dead band of about one rounding per step's relaxation rate (percents
+  // after seconds of saturation).
+  KOKKOS_FORCEINLINE_FUNCTION static void add_compensated(float& value, float& residual,
+                                                          float change) {
+    const float total = change + residual;
+    const float sum = value + total;
+    residual = total - (sum - value);
+    value = sum;
+  }
+
+  // One RF cell on a thread's K isochromats: the relaxation before it, the
+  // turn about each isochromat's field, the offset's frame turned back, and
+  // the relaxation after it, as one change per component. Small: every half
+  // angle is at most pi / 4.
+  template <bool Small>
+  KOKKOS_FORCEINLINE_FUNCTION void rf_cell(const float* r, const float* d, float b1, float m0,
+                                           const float origin[3], float (&mx)[K], float (&my)[K],
+                                           float (&mz)[K], float (&residual)[3][K]) const {
+    constexpr float two_pi = 6.283185307179586f, inverse_two_pi = 0.15915494309189535f;
+    const float wx = b1 * r[step_field::w1_re], wy = b1 * r[step_field::w1_im];
+    const float* g = r + step_field::gradient;
+    const float d1 = d[0], d2 = d[1], sf = d[4], omcf = d[5], d1_after = d[6], d2_after = d[7];
+    const float first_wz = d[2] + two_pi * (g[0] * origin[0] + g[1] * origin[1] + g[2] * origin[2]);
+    // A floor far below any field keeps the inverse finite where there is
+    // none (then b = 0: no turn).
+    const float wxy2 = wx * wx + wy * wy + 1e-30f;
+    const float half_dt = 0.5f * r[step_field::dt];
+    LARMOR_INDEPENDENT_LANES
+    for (int k = 0; k < K; ++k) {
+      const float relax_x = d2 * mx[k], relax_y = d2 * my[k], relax_z = d1 * (mz[k] - m0);
+      const float x = mx[k] + relax_x, y = my[k] + relax_y, z = mz[k] + relax_z;
+      const float wz = first_wz + float(k) * d[3];
+      const float rate2 = wxy2 + wz * wz;
+      const float inverse = inverse_sqrt(rate2);
+      // The turn as a unit quaternion (a, b), b = n sin(angle / 2):
+      // v + 2 a (b x v) + 2 b x (b x v), which keeps small turns' relative
+      // precision.
+      float a, half_sine;
+      if constexpr (Small) {
+        sincos_small(rate2 * inverse * half_dt, half_sine, a);
+      } else {
+        sincos_turns(rate2 * inverse * (half_dt * inverse_two_pi), half_sine, a);
+      }
+      const float scale = half_sine * inverse;
+      const float bx = wx * scale, by = wy * scale, bz = wz * scale;
+      const float tx = by * z - bz * y, ty = bz * x - bx * z, tz = bx * y - by * x;
+      const float turn_x = 2.0f * (a * tx + (by * tz - bz * ty));
+      const float turn_y = 2.0f * (a * ty + (bz * tx - bx * tz));
+      const float turn_z = 2.0f * (a * tz + (bx * ty - by * tx));
+      // Back from the frame turning with the offset, then the relaxation
+      // after the cell (both zero for most cells).
+      const float rx = x + turn_x, ry = y + turn_y, rz = z + turn_z;
+      const float back_x = -(omcf * rx + sf * ry), back_y = sf * rx - omcf * ry;
+      const float after_x = d2_after * (rx + back_x), after_y = d2_after * (ry + back_y);
+      const float after_z = d1_after * (rz - m0);
+      add_compensated(mx[k], residual[0][k], relax_x + (turn_x + (back_x + after_x)));
+      add_compensated(my[k], residual[1][k], relax_y + (turn_y + (back_y + after_y)));
+      add_compensated(mz[k], residual[2][k], relax_z + (turn_z + after_z));
     }
   }
 
@@ -220,7 +295,6 @@ struct Isochromats {
     const float r1 = 1.0f / tissue.t1(voxel), r2 = 1.0f / tissue.t2(voxel);
     const float centre[3] = {tissue.centre_m(voxel, 0), tissue.centre_m(voxel, 1),
                              tissue.centre_m(voxel, 2)};
-    constexpr float inverse_two_pi = 0.15915494309189535f;
     const float inverse_count = 1.0f / float(grid.size());
 
     for (int chunk = part; chunk < runs.chunks; chunk += parts) {
@@ -228,10 +302,14 @@ struct Isochromats {
       int real;
       run_start(chunk * T + thread, origin, spacing, real);
       float mx[K], my[K], mz[K];
+      // RF cells' rounding residuals (see add_compensated); free steps,
+      // whose changes float resolves, leave them be.
+      float residual[3][K];
       for (int k = 0; k < K; ++k) {
         mx[k] = 0.0f;
         my[k] = 0.0f;
         mz[k] = m0;
+        residual[0][k] = residual[1][k] = residual[2][k] = 0.0f;
       }
       for (int tile_start = 0; tile_start < step_count; tile_start += S) {
         const int tile_length = kx::min(S, step_count - tile_start);
@@ -242,7 +320,7 @@ struct Isochromats {
         member.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(member, tile_length), [&](int j) {
           derive(tile_start + j, tile + j * step_floats, derived + j * derived_floats, r1, r2, df,
-                 centre, spacing);
+                 b1, centre, spacing);
         });
         member.team_barrier();
         int held = 0;  // samples of this tile so far
@@ -250,7 +328,6 @@ struct Isochromats {
           const float* r = tile + j * step_floats;
           const float* d = derived + j * derived_floats;
           const int kind = int(r[step_field::kind]);
-          const float dt = r[step_field::dt];
           if (kind == free_step) {
             const float* m = r + step_field::moment;
             const float d1 = d[0], d2 = d[1], between = d[3];
@@ -269,43 +346,10 @@ struct Isochromats {
               if constexpr (add_turns) add_turn(s, omc, d[4], d[5]);
             }
           } else if (kind == rf_step) {
-            const float wx = b1 * r[step_field::w1_re], wy = b1 * r[step_field::w1_im];
-            const float* g = r + step_field::gradient;
-            const float d1 = d[0], d2 = d[1], sf = d[4], omcf = d[5];
-            const float first_wz =
-                d[2] +
-                6.283185307179586f * (g[0] * origin[0] + g[1] * origin[1] + g[2] * origin[2]);
-            const float wxy2 = wx * wx + wy * wy, half_turns_per_rate = 0.5f * dt * inverse_two_pi;
-            LARMOR_INDEPENDENT_LANES
-            for (int k = 0; k < K; ++k) {
-              const float x = mx[k] + d2 * mx[k], y = my[k] + d2 * my[k];
-              const float z = mz[k] + d1 * (mz[k] - m0);
-              const float wz = first_wz + float(k) * d[3];
-              const float rate2 = wxy2 + wz * wz;
-              const float inverse = rate2 > 0.0f ? inverse_sqrt(rate2) : 0.0f;
-              // The turn as a unit quaternion (a, b), b = n sin(angle / 2):
-              // v + 2 a (b x v) + 2 b x (b x v), which keeps small turns'
-              // relative precision. No field: b = 0, no turn.
-              float a, half_sine;
-              sincos_turns(rate2 * inverse * half_turns_per_rate, half_sine, a);
-              const float scale = half_sine * inverse;
-              const float bx = wx * scale, by = wy * scale, bz = wz * scale;
-              const float tx = by * z - bz * y, ty = bz * x - bx * z, tz = bx * y - by * x;
-              const float rx = x + 2.0f * (a * tx + (by * tz - bz * ty));
-              const float ry = y + 2.0f * (a * ty + (bz * tx - bx * tz));
-              const float rz = z + 2.0f * (a * tz + (bx * ty - by * tx));
-              // Back from the frame turning with the offset.
-              mx[k] = rx - (omcf * rx + sf * ry);
-              my[k] = ry + (sf * rx - omcf * ry);
-              mz[k] = rz;
-            }
-            if (d[6] != 0.0f || d[7] != 0.0f) {
-              LARMOR_INDEPENDENT_LANES
-              for (int k = 0; k < K; ++k) {
-                mx[k] += d[7] * mx[k];
-                my[k] += d[7] * my[k];
-                mz[k] += d[6] * (mz[k] - m0);
-              }
+            if (d[8] != 0.0f) {
+              rf_cell<true>(r, d, b1, m0, origin, mx, my, mz, residual);
+            } else {
+              rf_cell<false>(r, d, b1, m0, origin, mx, my, mz, residual);
             }
           } else {  // sample
             float sx = 0.0f, sy = 0.0f, sz = 0.0f;
