@@ -38,14 +38,16 @@ struct IsochromatVoxel {
   Vec centre_m{0.0, 0.0, 0.0};
 };
 
-// The engine's samples (and mean Mz) of one voxel of `t`: raw (the encodes
-// kept, as the reference computes them) unless `own_signal`.
-std::vector<Complex> play_isochromats(const sequence::StepTable& played,
-                                      const IsochromatVoxel& voxel, const reference::Tissue& t,
-                                      std::vector<double>* mz = nullptr, bool own_signal = false) {
+// The engine's samples (and mean Mz) of voxels of the tissues `ts`, all of
+// the same grid and centre, in one launch: raw (the encodes kept, as the
+// reference computes them) unless `own_signal`. Indexed [voxel][sample].
+std::vector<std::vector<Complex>> play_isochromat_voxels(
+    const sequence::StepTable& played, const IsochromatVoxel& voxel,
+    const std::vector<reference::Tissue>& ts, std::vector<std::vector<double>>* mz = nullptr,
+    bool own_signal = false) {
   sequence::StepTable table = played;
   if (!own_signal) sequence::keep_encodes(table);
-  const std::size_t steps = table.steps(), samples = table.samples();
+  const std::size_t steps = table.steps(), samples = table.samples(), voxels = ts.size();
   bloch::Steps<IsoMem> device_steps;
   {
     Kokkos::View<float * [bloch::step_floats], Kokkos::LayoutRight, IsoMem> copy("steps", steps);
@@ -55,20 +57,24 @@ std::vector<Complex> play_isochromats(const sequence::StepTable& played,
             table.records.data(), steps));
     device_steps = copy;
   }
-  const auto one = [](const char* name, double value) {
-    Kokkos::View<float*, IsoMem> v(std::string(name), 1);
-    Kokkos::deep_copy(v, float(value));
+  const auto each = [&](const char* name, double reference::Tissue::*field) {
+    Kokkos::View<float*, IsoMem> v(std::string(name), voxels);
+    auto host = Kokkos::create_mirror_view(v);
+    for (std::size_t i = 0; i < voxels; ++i) host(i) = float(ts[i].*field);
+    Kokkos::deep_copy(v, host);
     return v;
   };
   bloch::VoxelTissue<IsoMem> tissue;
-  tissue.m0 = one("m0", t.m0);
-  tissue.t1 = one("t1", t.t1_s);
-  tissue.t2 = one("t2", t.t2_s);
-  tissue.b1 = one("b1", t.b1);
-  tissue.df = one("df", t.df_hz);
-  Kokkos::View<float* [3], Kokkos::LayoutRight, IsoMem> centre("centre", 1);
+  tissue.m0 = each("m0", &reference::Tissue::m0);
+  tissue.t1 = each("t1", &reference::Tissue::t1_s);
+  tissue.t2 = each("t2", &reference::Tissue::t2_s);
+  tissue.b1 = each("b1", &reference::Tissue::b1);
+  tissue.df = each("df", &reference::Tissue::df_hz);
+  Kokkos::View<float* [3], Kokkos::LayoutRight, IsoMem> centre("centre", voxels);
   auto centre_host = Kokkos::create_mirror_view(centre);
-  for (int a = 0; a < 3; ++a) centre_host(0, a) = float(voxel.centre_m[std::size_t(a)]);
+  for (std::size_t i = 0; i < voxels; ++i) {
+    for (int a = 0; a < 3; ++a) centre_host(i, a) = float(voxel.centre_m[std::size_t(a)]);
+  }
   Kokkos::deep_copy(centre, centre_host);
   tissue.centre_m = centre;
   bloch::IsochromatGrid grid;
@@ -77,18 +83,32 @@ std::vector<Complex> play_isochromats(const sequence::StepTable& played,
     grid.edges_m[a] = float(voxel.edges_m[std::size_t(a)]);
   }
   bloch::SampleViews<IsoMem> out;
-  out.transverse = decltype(out.transverse)("signals", 1, samples);
-  out.longitudinal = decltype(out.longitudinal)("mz", 1, samples);
+  out.transverse = decltype(out.transverse)("signals", voxels, samples);
+  out.longitudinal = decltype(out.longitudinal)("mz", voxels, samples);
   bloch::simulate_isochromats(TEST_EXECSPACE(), device_steps, grid, tissue, out);
   const auto signals = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.transverse);
   const auto longitudinal =
       Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.longitudinal);
-  std::vector<Complex> values;
-  for (std::size_t s = 0; s < samples; ++s) {
-    values.emplace_back(signals(0, s, 0), signals(0, s, 1));
-    if (mz != nullptr) mz->push_back(longitudinal(0, s));
+  std::vector<std::vector<Complex>> values(voxels);
+  if (mz != nullptr) mz->assign(voxels, {});
+  for (std::size_t v = 0; v < voxels; ++v) {
+    for (std::size_t s = 0; s < samples; ++s) {
+      values[v].emplace_back(signals(v, s, 0), signals(v, s, 1));
+      if (mz != nullptr) (*mz)[v].push_back(longitudinal(v, s));
+    }
   }
   return values;
+}
+
+// The same for one voxel of `t`.
+std::vector<Complex> play_isochromats(const sequence::StepTable& played,
+                                      const IsochromatVoxel& voxel, const reference::Tissue& t,
+                                      std::vector<double>* mz = nullptr, bool own_signal = false) {
+  std::vector<std::vector<double>> mzs;
+  auto values =
+      play_isochromat_voxels(played, voxel, {t}, mz != nullptr ? &mzs : nullptr, own_signal);
+  if (mz != nullptr) mz->insert(mz->end(), mzs[0].begin(), mzs[0].end());
+  return values[0];
 }
 
 // The reference at the engine's isochromats.

@@ -297,15 +297,20 @@ TEST(TEST_CATEGORY, isochromat_three_second_saturation_is_one_exact_bloch_interv
     writer.sample(1.0, 0.0, duration, 1, 0, false);
     writer.flush();
   }
-  for (double df : {0.0, 30.0, 100.0, 400.0, 2000.0}) {
-    std::vector<double> mz;
-    const auto ours =
-        play_isochromats(table, {}, reference::pulseq_test_text::tissue(t1, t2, df), &mz);
+  // The offsets as voxels of one launch.
+  const std::vector<double> offsets{0.0, 30.0, 100.0, 400.0, 2000.0};
+  std::vector<reference::Tissue> tissues;
+  for (double df : offsets) tissues.push_back(reference::pulseq_test_text::tissue(t1, t2, df));
+  std::vector<std::vector<double>> mz;
+  const auto ours = play_isochromat_voxels(table, {}, tissues, &mz);
+  for (std::size_t v = 0; v < offsets.size(); ++v) {
+    const double df = offsets[v];
     const Affine pulse =
         bloch_interval({w1, 0.0, 2.0 * kPi * df}, 1.0 / t1, 1.0 / t2, 1.0, duration);
     const Complex expected(pulse[0][2] + pulse[0][3], pulse[1][2] + pulse[1][3]);
-    EXPECT_NEAR(mz[0], pulse[2][2] + pulse[2][3], 2e-6) << df << " Hz";  // from (0, 0, 1)
-    EXPECT_LT(std::abs(ours[0] - expected), 2e-6) << df << " Hz: " << ours[0] << " vs " << expected;
+    EXPECT_NEAR(mz[v][0], pulse[2][2] + pulse[2][3], 2e-6) << df << " Hz";  // from (0, 0, 1)
+    EXPECT_LT(std::abs(ours[v][0] - expected), 2e-6)
+        << df << " Hz: " << ours[v][0] << " vs " << expected;
   }
 }
 
