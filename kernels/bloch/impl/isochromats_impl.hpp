@@ -238,7 +238,7 @@ struct Isochromats {
   template <bool Small>
   KOKKOS_FORCEINLINE_FUNCTION void rf_cell(const float* r, const float* d, float b1, float m0,
                                            const float origin[3], float (&mx)[K], float (&my)[K],
-                                           float (&mz)[K], float (&residual)[3][K]) const {
+                                           float (&dz)[K], float (&residual)[3][K]) const {
     constexpr float two_pi = 6.283185307179586f, inverse_two_pi = 0.15915494309189535f;
     const float wx = b1 * r[step_field::w1_re], wy = b1 * r[step_field::w1_im];
     const float* g = r + step_field::gradient;
@@ -250,8 +250,9 @@ struct Isochromats {
     const float half_dt = 0.5f * r[step_field::dt];
     LARMOR_INDEPENDENT_LANES
     for (int k = 0; k < K; ++k) {
-      const float relax_x = d2 * mx[k], relax_y = d2 * my[k], relax_z = d1 * (mz[k] - m0);
-      const float x = mx[k] + relax_x, y = my[k] + relax_y, z = mz[k] + relax_z;
+      const float relax_x = d2 * mx[k], relax_y = d2 * my[k], relax_z = d1 * dz[k];
+      const float x = mx[k] + relax_x, y = my[k] + relax_y, relaxed_dz = dz[k] + relax_z;
+      const float z = m0 + relaxed_dz;
       const float wz = first_wz + float(k) * d[3];
       const float rate2 = wxy2 + wz * wz;
       const float inverse = inverse_sqrt(rate2);
@@ -272,13 +273,13 @@ struct Isochromats {
       const float turn_z = 2.0f * (a * tz + (bx * ty - by * tx));
       // Back from the frame turning with the offset, then the relaxation
       // after the cell (both zero for most cells).
-      const float rx = x + turn_x, ry = y + turn_y, rz = z + turn_z;
+      const float rx = x + turn_x, ry = y + turn_y;
       const float back_x = -(omcf * rx + sf * ry), back_y = sf * rx - omcf * ry;
       const float after_x = d2_after * (rx + back_x), after_y = d2_after * (ry + back_y);
-      const float after_z = d1_after * (rz - m0);
+      const float after_z = d1_after * (relaxed_dz + turn_z);
       add_compensated(mx[k], residual[0][k], relax_x + (turn_x + (back_x + after_x)));
       add_compensated(my[k], residual[1][k], relax_y + (turn_y + (back_y + after_y)));
-      add_compensated(mz[k], residual[2][k], relax_z + (turn_z + after_z));
+      add_compensated(dz[k], residual[2][k], relax_z + (turn_z + after_z));
     }
   }
 
@@ -301,14 +302,17 @@ struct Isochromats {
       float origin[3], spacing;
       int real;
       run_start(chunk * T + thread, origin, spacing, real);
-      float mx[K], my[K], mz[K];
+      // Mz as its difference from M0, which relaxation scales: a recovery
+      // near M0 stays resolved (Mz itself would stop within a few percent
+      // of M0 once a step's recovery fell below its rounding).
+      float mx[K], my[K], dz[K];
       // RF cells' rounding residuals (see add_compensated); free steps,
       // whose changes float resolves, leave them be.
       float residual[3][K];
       for (int k = 0; k < K; ++k) {
         mx[k] = 0.0f;
         my[k] = 0.0f;
-        mz[k] = m0;
+        dz[k] = 0.0f;
         residual[0][k] = residual[1][k] = residual[2][k] = 0.0f;
       }
       for (int tile_start = 0; tile_start < step_count; tile_start += S) {
@@ -342,14 +346,14 @@ struct Isochromats {
               const float y = my[k] + (s * mx[k] - omc * my[k]);
               mx[k] = x + d2 * x;
               my[k] = y + d2 * y;
-              mz[k] += d1 * (mz[k] - m0);
+              dz[k] += d1 * dz[k];
               if constexpr (add_turns) add_turn(s, omc, d[4], d[5]);
             }
           } else if (kind == rf_step) {
             if (d[8] != 0.0f) {
-              rf_cell<true>(r, d, b1, m0, origin, mx, my, mz, residual);
+              rf_cell<true>(r, d, b1, m0, origin, mx, my, dz, residual);
             } else {
-              rf_cell<false>(r, d, b1, m0, origin, mx, my, mz, residual);
+              rf_cell<false>(r, d, b1, m0, origin, mx, my, dz, residual);
             }
           } else {  // sample
             float sx = 0.0f, sy = 0.0f, sz = 0.0f;
@@ -365,20 +369,20 @@ struct Isochromats {
                 turn_of(-(first_turns + float(k) * d[1]), s, omc);
                 sx += weight * (mx[k] - (omc * mx[k] + s * my[k]));
                 sy += weight * (my[k] + (s * mx[k] - omc * my[k]));
-                sz += weight * mz[k];
+                sz += weight * dz[k];
               }
             } else {
               for (int k = 0; k < K; ++k) {
                 const float weight = k < real ? 1.0f : 0.0f;
                 sx += weight * mx[k];
                 sy += weight * my[k];
-                sz += weight * mz[k];
+                sz += weight * dz[k];
               }
             }
             float* p = partial + (std::size_t(held) * T + thread) * 3;
             p[0] = sx;
             p[1] = sy;
-            p[2] = sz;
+            p[2] = sz + float(real) * m0;
             if (thread == 0) {
               sample_info[held * 3 + 0] = r[step_field::slot];
               sample_info[held * 3 + 1] = r[step_field::demod_re];
