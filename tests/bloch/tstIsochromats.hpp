@@ -88,7 +88,7 @@ TEST(TEST_CATEGORY, isochromat_engine_agrees_with_the_reference_on_the_corpus) {
     ref.erase(ref.begin(), ref.begin() + std::ptrdiff_t(first));
     ref.resize(ours.size());
     const double difference = relative_difference(ours, ref);
-    EXPECT_LT(difference, 2e-4) << path;
+    EXPECT_LT(difference, 2e-5) << path;
     if (std::getenv("LARMOR_CORPUS_VERBOSE") != nullptr) {
       std::printf("%-48s %8zu steps %6zu samples  difference %.2e\n",
                   path.filename().string().c_str(), table.steps(), table.samples(), difference);
