@@ -231,10 +231,10 @@ struct Isochromats {
     value = sum;
   }
 
-  // One RF cell on a thread's K isochromats: the relaxation before it, the
-  // turn about each isochromat's field, the offset's frame turned back, and
-  // the relaxation after it, as one change per component. Small: every half
-  // angle is at most pi / 4.
+  // One RF cell on a thread's K isochromats: the relaxation before it and
+  // the turn about each isochromat's field, as one change per component;
+  // then, where the cell has them, the offset's frame turned back and the
+  // relaxation after it. Small: every half angle is at most pi / 4.
   template <bool Small>
   KOKKOS_FORCEINLINE_FUNCTION void rf_cell(const float* r, const float* d, float b1, float m0,
                                            const float origin[3], float (&mx)[K], float (&my)[K],
@@ -242,7 +242,7 @@ struct Isochromats {
     constexpr float two_pi = 6.283185307179586f, inverse_two_pi = 0.15915494309189535f;
     const float wx = b1 * r[step_field::w1_re], wy = b1 * r[step_field::w1_im];
     const float* g = r + step_field::gradient;
-    const float d1 = d[0], d2 = d[1], sf = d[4], omcf = d[5], d1_after = d[6], d2_after = d[7];
+    const float d1 = d[0], d2 = d[1];
     const float first_wz = d[2] + two_pi * (g[0] * origin[0] + g[1] * origin[1] + g[2] * origin[2]);
     // A floor far below any field keeps the inverse finite where there is
     // none (then b = 0: no turn).
@@ -251,8 +251,8 @@ struct Isochromats {
     LARMOR_INDEPENDENT_LANES
     for (int k = 0; k < K; ++k) {
       const float relax_x = d2 * mx[k], relax_y = d2 * my[k], relax_z = d1 * dz[k];
-      const float x = mx[k] + relax_x, y = my[k] + relax_y, relaxed_dz = dz[k] + relax_z;
-      const float z = m0 + relaxed_dz;
+      const float x = mx[k] + relax_x, y = my[k] + relax_y;
+      const float z = m0 + (dz[k] + relax_z);
       const float wz = first_wz + float(k) * d[3];
       const float rate2 = wxy2 + wz * wz;
       const float inverse = inverse_sqrt(rate2);
@@ -271,15 +271,21 @@ struct Isochromats {
       const float turn_x = 2.0f * (a * tx + (by * tz - bz * ty));
       const float turn_y = 2.0f * (a * ty + (bz * tx - bx * tz));
       const float turn_z = 2.0f * (a * tz + (bx * ty - by * tx));
-      // Back from the frame turning with the offset, then the relaxation
-      // after the cell (both zero for most cells).
-      const float rx = x + turn_x, ry = y + turn_y;
-      const float back_x = -(omcf * rx + sf * ry), back_y = sf * rx - omcf * ry;
-      const float after_x = d2_after * (rx + back_x), after_y = d2_after * (ry + back_y);
-      const float after_z = d1_after * (relaxed_dz + turn_z);
-      add_compensated(mx[k], residual[0][k], relax_x + (turn_x + (back_x + after_x)));
-      add_compensated(my[k], residual[1][k], relax_y + (turn_y + (back_y + after_y)));
-      add_compensated(dz[k], residual[2][k], relax_z + (turn_z + after_z));
+      add_compensated(mx[k], residual[0][k], relax_x + turn_x);
+      add_compensated(my[k], residual[1][k], relax_y + turn_y);
+      add_compensated(dz[k], residual[2][k], relax_z + turn_z);
+    }
+    const float sf = d[4], omcf = d[5], d1_after = d[6], d2_after = d[7];
+    if (sf == 0.0f && omcf == 0.0f && d1_after == 0.0f && d2_after == 0.0f) return;
+    // Back from the frame turning with the offset, then the relaxation after
+    // the cell (the last of a pulse).
+    LARMOR_INDEPENDENT_LANES
+    for (int k = 0; k < K; ++k) {
+      const float x = mx[k], y = my[k];
+      const float back_x = -(omcf * x + sf * y), back_y = sf * x - omcf * y;
+      add_compensated(mx[k], residual[0][k], back_x + d2_after * (x + back_x));
+      add_compensated(my[k], residual[1][k], back_y + d2_after * (y + back_y));
+      add_compensated(dz[k], residual[2][k], d1_after * dz[k]);
     }
   }
 
