@@ -22,13 +22,30 @@ KOKKOS_FORCEINLINE_FUNCTION double value_of(double x) { return x; }
 KOKKOS_FORCEINLINE_FUNCTION float scalar_value(float x) { return x; }
 KOKKOS_FORCEINLINE_FUNCTION double scalar_value(double x) { return x; }
 
+namespace detail {
+// The minimax coefficients of sin(r) = r (1 + r^2 P(r^2)) and
+// cos(r) = 1 - r^2 / 2 + r^4 Q(r^2) on |r| <= pi / 4.
+inline constexpr float sin_p0 = -1.6666654611e-1f, sin_p1 = 8.3321608736e-3f,
+                       sin_p2 = -1.9515295891e-4f;
+inline constexpr float cos_q0 = 4.166664568298827e-2f, cos_q1 = -1.388731625493765e-3f,
+                       cos_q2 = 2.443315711809948e-5f;
+}  // namespace detail
+
 // sin and cos of |r| <= pi / 4 by the polynomials alone (no reduction).
 KOKKOS_FORCEINLINE_FUNCTION void sincos_small(float r, float& s, float& c) {
+  using namespace detail;
   const float r2 = r * r;
-  s = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
-  c = 1.0f - 0.5f * r2 +
-      r2 * r2 *
-          (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+  s = r + r * r2 * (sin_p0 + r2 * (sin_p1 + r2 * sin_p2));
+  c = 1.0f - 0.5f * r2 + r2 * r2 * (cos_q0 + r2 * (cos_q1 + r2 * cos_q2));
+}
+
+// sin(r) / r and cos(r) from r^2 <= (pi / 4)^2: a rotation by an angle known
+// through its square (|w|^2 dt^2) needs no square root for its axis, whose
+// length cancels against the sine's.
+KOKKOS_FORCEINLINE_FUNCTION void sinc_cos_of_square(float r2, float& sinc, float& c) {
+  using namespace detail;
+  sinc = 1.0f + r2 * (sin_p0 + r2 * (sin_p1 + r2 * sin_p2));
+  c = 1.0f - 0.5f * r2 + r2 * r2 * (cos_q0 + r2 * (cos_q1 + r2 * cos_q2));
 }
 
 KOKKOS_FORCEINLINE_FUNCTION void sincos_reduced(float x, float& s, float& c) {

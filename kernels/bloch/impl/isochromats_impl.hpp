@@ -248,6 +248,7 @@ struct Isochromats {
     // none (then b = 0: no turn).
     const float wxy2 = wx * wx + wy * wy + 1e-30f;
     const float half_dt = 0.5f * r[step_field::dt];
+    const float half_dt2 = half_dt * half_dt;
     LARMOR_INDEPENDENT_LANES
     for (int k = 0; k < K; ++k) {
       const float relax_x = d2 * mx[k], relax_y = d2 * my[k], relax_z = d1 * dz[k];
@@ -255,17 +256,21 @@ struct Isochromats {
       const float z = m0 + (dz[k] + relax_z);
       const float wz = first_wz + float(k) * d[3];
       const float rate2 = wxy2 + wz * wz;
-      const float inverse = inverse_sqrt(rate2);
-      // The turn as a unit quaternion (a, b), b = n sin(angle / 2):
+      // The turn as a unit quaternion (a, b), b = w sin(angle / 2) / |w|:
       // v + 2 a (b x v) + 2 b x (b x v), which keeps small turns' relative
-      // precision.
-      float a, half_sine;
+      // precision. Small turns take b = w (dt / 2) sinc(angle / 2), which
+      // needs the angle's square alone.
+      float a, scale;
       if constexpr (Small) {
-        sincos_small(rate2 * inverse * half_dt, half_sine, a);
+        float sinc;
+        sinc_cos_of_square(rate2 * half_dt2, sinc, a);
+        scale = half_dt * sinc;
       } else {
+        const float inverse = inverse_sqrt(rate2);
+        float half_sine;
         sincos_turns(rate2 * inverse * (half_dt * inverse_two_pi), half_sine, a);
+        scale = half_sine * inverse;
       }
-      const float scale = half_sine * inverse;
       const float bx = wx * scale, by = wy * scale, bz = wz * scale;
       const float tx = by * z - bz * y, ty = bz * x - bx * z, tz = bx * y - by * x;
       const float turn_x = 2.0f * (a * tx + (by * tz - bz * ty));
