@@ -3,6 +3,7 @@
 // its result (/signals, /mz, sample times), with the engine, its reason and
 // its isochromat grid as attributes.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -58,9 +59,13 @@ std::vector<double> voxel_centres(const app::LocalVoxels& voxels,
 
 #if LARMOR_HAVE_ISMRMRD
 // The summed samples as one acquisition per ADC (consecutive samples of a
-// block), lines numbered in acquisition order.
+// block), lines numbered in acquisition order, each sample's k-space
+// position as its trajectory in cycles per voxel (k times the voxel's edge,
+// physical x y z: the sequence's Nyquist limit at +-0.5).
 std::vector<io::mrd::Acquisition> readouts_of(const sequence::StepTable& table,
-                                              const std::vector<double>& kspace) {
+                                              const std::vector<double>& kspace,
+                                              const std::array<double, 3>& voxel_size_m) {
+  const std::vector<std::array<double, 3>> k = sequence::sample_kspace_per_m(table);
   std::vector<io::mrd::Acquisition> out;
   for (std::size_t i = 0; i < table.samples();) {
     std::size_t end = i + 1;
@@ -70,11 +75,15 @@ std::vector<io::mrd::Acquisition> readouts_of(const sequence::StepTable& table,
     a.encode_step_1 = std::uint16_t(out.size());
     a.samples = int(end - i);
     a.channels = 1;
+    a.trajectory_dimensions = 3;
     a.sample_time_us =
         end - i > 1 ? float(1e6 * (table.sample_time_s[i + 1] - table.sample_time_s[i])) : 0.0f;
     for (std::size_t j = i; j < end; ++j) {
       if (table.sample_is_adc_centre[j]) a.center_sample = int(j - i);
       a.data.emplace_back(float(kspace[2 * j]), float(kspace[2 * j + 1]));
+      for (int axis = 0; axis < 3; ++axis) {
+        a.trajectory.push_back(float(k[j][std::size_t(axis)] * voxel_size_m[std::size_t(axis)]));
+      }
     }
     out.push_back(std::move(a));
     i = end;
@@ -110,7 +119,8 @@ int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Commun
   if (comm.is_root()) {
     try {
 #if LARMOR_HAVE_ISMRMRD
-      const std::vector<io::mrd::Acquisition> readouts = readouts_of(table, kspace);
+      const std::vector<io::mrd::Acquisition> readouts =
+          readouts_of(table, kspace, deck.isochromat.voxel_size_m);
       io::mrd::RawEncoding encoding;
       int longest = 0;
       for (const auto& r : readouts) longest = std::max(longest, r.samples);

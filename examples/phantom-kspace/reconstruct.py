@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reconstructs the Cartesian raw data of `larmor simulate` with `[output] kspace = true` (ISMRMRD,
-one readout per line, lines in acquisition order from -N/2) by a 2D Fourier transform, and writes
-the magnitude image as a PNG.
+one readout per line, each sample's k-space position as its trajectory) by a 2D Fourier transform,
+and writes the magnitude image as a PNG. Lines are placed in the order of their phase-encode
+position (the axis along which the lines' mean trajectories differ most).
 
     python3 reconstruct.py kspace.h5 image.png
 
@@ -26,7 +27,11 @@ def main():
     a = parser.parse_args()
     with h5py.File(a.raw, "r") as f:
         acquisitions = f["/dataset/data"][:]
-    order = np.argsort([acq["head"]["idx"]["kspace_encode_step_1"] for acq in acquisitions])
+    trajectories = np.array([np.asarray(acq["traj"], dtype=np.float32).reshape(-1, 3)
+                             for acq in acquisitions])
+    line_means = trajectories.mean(axis=1)
+    phase_axis = int(np.argmax(line_means.std(axis=0)))
+    order = np.argsort(line_means[:, phase_axis], kind="stable")
     kspace = np.array([np.asarray(acquisitions[i]["data"], dtype=np.float32).view(np.complex64)
                        for i in order])
     image = np.fft.fftshift(np.fft.fft2(np.fft.ifftshift(kspace))) / kspace.size

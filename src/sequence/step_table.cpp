@@ -184,4 +184,56 @@ void keep_encodes(StepTable& table) {
   }
 }
 
+std::vector<std::array<double, 3>> sample_kspace_per_m(const StepTable& table) {
+  namespace f = bloch::step_field;
+  std::vector<std::array<double, 3>> out(table.samples(), {0.0, 0.0, 0.0});
+  std::array<double, 3> k{0.0, 0.0, 0.0};
+  const auto add = [&](const float* m, double scale) {
+    for (int a = 0; a < 3; ++a) k[std::size_t(a)] += double(m[a]) * scale;
+  };
+  const std::size_t steps = table.steps();
+  const auto record = [&](std::size_t i) { return &table.records[i * bloch::step_floats]; };
+  for (std::size_t i = 0; i < steps;) {
+    const float* r = record(i);
+    const int kind = int(r[f::kind]);
+    if (kind == bloch::free_step) {
+      add(r + f::moment, 1.0);
+    } else if (kind == bloch::sample_step) {
+      const auto slot = std::size_t(r[f::slot]);
+      if (slot < out.size()) out[slot] = k;
+    } else {
+      std::size_t end = i;
+      double length = 0.0, flip = 0.0;
+      while (end < steps && int(record(end)[f::kind]) == bloch::rf_step) {
+        const float* cell = record(end);
+        length += cell[f::dt];
+        flip += std::hypot(double(cell[f::w1_re]), double(cell[f::w1_im])) * cell[f::dt];
+        ++end;
+      }
+      const bool refocuses = flip > refocusing_flip_rad;
+      const double half = 0.5 * length;
+      double elapsed = 0.0;
+      bool centred = false;
+      for (std::size_t c = i; c < end; ++c) {
+        const float* cell = record(c);
+        const double dt = cell[f::dt];
+        if (!centred && elapsed + dt >= half) {
+          const double before = std::clamp(half - elapsed, 0.0, dt);
+          add(cell + f::gradient, before);
+          for (double& v : k) v = refocuses ? -v : 0.0;
+          centred = true;
+          add(cell + f::gradient, dt - before);
+        } else {
+          add(cell + f::gradient, dt);
+        }
+        elapsed += dt;
+      }
+      i = end;
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace larmor::sequence

@@ -67,6 +67,14 @@ void mark_rewound_encodes(StepTable& table);
 // Clears them: every sample keeps its encodes (raw k-space).
 void keep_encodes(StepTable& table);
 
+// Every sample's k-space position (1/m, physical x y z, in slot order): the
+// gradient moment since the last excitation's centre, turned to its negative
+// at each refocusing pulse's centre, as a reconstruction reads a trajectory.
+// A pulse (a run of RF cells) of more than refocusing_flip_rad (its nominal
+// flip angle, the cells' |w1| dt summed) refocuses; any other pulse excites.
+inline constexpr double refocusing_flip_rad = 2.6179938779914944;  // 150 degrees
+std::vector<std::array<double, 3>> sample_kspace_per_m(const StepTable& table);
+
 // Appends records; the table keeps free intervals merged until a pulse or
 // a sample needs the state. Throws std::range_error for a value that float
 // cannot hold.

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
@@ -241,6 +242,45 @@ TEST(Mrd, hdf5_dataset_is_read_to_its_values) {
   EXPECT_EQ(m.acquisitions[2].data[4], std::complex<float>(2.0f, 4.0f));
   EXPECT_NEAR(sequence_parameters(m.header_xml, path).tr_s.at(0), 8e-3, 1e-9);
   EXPECT_THROW(read_dataset(path + ".missing"), MrdError);
+  std::filesystem::remove(path);
+}
+
+// larmor's raw data writer: what a reconstruction reads back through
+// libismrmrd is what was written, the trajectory included; a trajectory of
+// the wrong length is refused by acquisition.
+TEST(Mrd, raw_dataset_keeps_data_and_trajectory) {
+  const auto path = (std::filesystem::temp_directory_path() / "larmor-mrd-raw-test.h5").string();
+  std::filesystem::remove(path);
+  std::vector<Acquisition> written(2);
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    Acquisition& a = written[k];
+    a.scan_counter = k;
+    a.encode_step_1 = std::uint16_t(k);
+    a.samples = 3;
+    a.channels = 1;
+    a.trajectory_dimensions = 3;
+    for (int n = 0; n < 3; ++n) {
+      a.data.emplace_back(float(k), float(n));
+      for (int axis = 0; axis < 3; ++axis)
+        a.trajectory.push_back(0.1f * float(n) - float(axis + k));
+    }
+  }
+  write_raw_dataset(path, raw_header_xml(RawEncoding{}), written);
+  {
+    ISMRMRD::Dataset d(path.c_str(), "dataset", false);
+    ASSERT_EQ(d.getNumberOfAcquisitions(), 2u);
+    ISMRMRD::Acquisition acq;
+    d.readAcquisition(1, acq);
+    ASSERT_EQ(acq.trajectory_dimensions(), 3);
+    EXPECT_FLOAT_EQ(acq.traj(1, 2), 0.2f - 2.0f);  // dimension 1 of sample 2
+    EXPECT_EQ(acq.data(2, 0), std::complex<float>(1.0f, 2.0f));
+    EXPECT_EQ(acq.idx().kspace_encode_step_1, 1);
+  }
+  const Measurement m = read_dataset(path);
+  ASSERT_EQ(m.acquisitions.size(), 2u);
+  EXPECT_EQ(m.acquisitions[0].trajectory, written[0].trajectory);
+  written[1].trajectory.pop_back();
+  EXPECT_THROW(write_raw_dataset(path, raw_header_xml(RawEncoding{}), written), MrdError);
   std::filesystem::remove(path);
 }
 

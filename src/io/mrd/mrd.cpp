@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
@@ -237,13 +239,22 @@ void write_raw_dataset(const std::string& path, const std::string& header_xml,
       ISMRMRD::Dataset d(temporary.c_str(), "dataset", true);
       d.writeHeader(header_xml);
       for (const Acquisition& a : acquisitions) {
-        ISMRMRD::Acquisition acq(std::uint16_t(a.samples), std::uint16_t(1));
+        ISMRMRD::Acquisition acq(std::uint16_t(a.samples), std::uint16_t(1),
+                                 std::uint16_t(a.trajectory_dimensions));
         acq.scan_counter() = a.scan_counter;
         acq.center_sample() = std::uint16_t(a.center_sample);
         acq.sample_time_us() = a.sample_time_us;
         acq.idx().kspace_encode_step_1 = a.encode_step_1;
         if (&a == &acquisitions.back()) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
         std::copy(a.data.begin(), a.data.begin() + a.samples, acq.getDataPtr());
+        const std::size_t trajectory_floats = std::size_t(a.samples) * a.trajectory_dimensions;
+        if (a.trajectory.size() != trajectory_floats) {
+          throw std::invalid_argument("acquisition " + std::to_string(a.scan_counter) + ": " +
+                                      std::to_string(a.trajectory.size()) +
+                                      " trajectory floats for " +
+                                      std::to_string(trajectory_floats));
+        }
+        std::copy(a.trajectory.begin(), a.trajectory.end(), acq.getTrajPtr());
         d.appendAcquisition(acq);
       }
     }
