@@ -103,7 +103,7 @@ int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Commun
   const std::int64_t batch = std::max<std::int64_t>(
       1, std::int64_t((std::size_t(64) << 20) / std::max<std::size_t>(1, 2 * table.samples())));
   std::vector<double> kspace;
-  std::string error;
+  std::string error, layout;
   const auto start = clock::now();
   try {
     kspace = engine.kspace(voxels.tissue, centres.data(), batch);
@@ -119,7 +119,7 @@ int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Commun
   if (comm.is_root()) {
     try {
 #if LARMOR_HAVE_ISMRMRD
-      const std::vector<io::mrd::Acquisition> readouts =
+      std::vector<io::mrd::Acquisition> readouts =
           readouts_of(table, kspace, deck.isochromat.voxel_size_m);
       io::mrd::RawEncoding encoding;
       int longest = 0;
@@ -132,6 +132,12 @@ int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Commun
         encoding.fov_mm[a] = 1e3 * double(n[a]) * deck.isochromat.voxel_size_m[std::size_t(a)];
       }
       encoding.trajectory = "other";
+      layout = io::mrd::label_cartesian(readouts, encoding)
+                   ? "Cartesian, " + std::to_string(encoding.matrix[1]) + " lines" +
+                         (encoding.matrix[2] > 1
+                              ? " x " + std::to_string(encoding.matrix[2]) + " partitions"
+                              : std::string())
+                   : std::string("not Cartesian: trajectory only");
       const std::string folder_error = io::make_output_folder(deck.output_path);
       if (!folder_error.empty()) throw std::runtime_error(folder_error);
       io::mrd::write_raw_dataset(deck.output_path, io::mrd::raw_header_xml(encoding), readouts);
@@ -152,8 +158,8 @@ int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Commun
   if (comm.is_root() && !args.quiet) {
     std::printf("larmor simulate: k-space of %lld voxels in %.3f s\n",
                 static_cast<long long>(voxels.total), seconds);
-    std::printf("larmor simulate: wrote %s (ISMRMRD raw data, %zu samples)\n",
-                deck.output_path.c_str(), table.samples());
+    std::printf("larmor simulate: wrote %s (ISMRMRD raw data, %zu samples; %s)\n",
+                deck.output_path.c_str(), table.samples(), layout.c_str());
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -17,6 +18,9 @@
 
 #include "app/deck.hpp"
 #include "io/mrd/mrd.hpp"
+#include "io/pulseq/pulseq_file.hpp"
+#include "io/pulseq/pulseq_steps.hpp"
+#include "sequence/step_table.hpp"
 #include "test_paths.hpp"
 
 namespace larmor::io::mrd {
@@ -282,6 +286,87 @@ TEST(Mrd, raw_dataset_keeps_data_and_trajectory) {
   written[1].trajectory.pop_back();
   EXPECT_THROW(write_raw_dataset(path, raw_header_xml(RawEncoding{}), written), MrdError);
   std::filesystem::remove(path);
+}
+
+// One acquisition per ADC of a Pulseq file, with each sample's k-space
+// position in cycles per voxel (as larmor simulate writes raw k-space).
+std::vector<Acquisition> readouts_with_trajectories(const std::string& name, double voxel_m) {
+  const std::string path = LARMOR_SOURCE_DIR "/../shared/data/pulseq-corpus/" + name;
+  const sequence::StepTable table =
+      pulseq::to_step_table(pulseq::PulseqFile::read(path), pulseq::StepOptions{});
+  const auto k = sequence::sample_kspace_per_m(table);
+  std::vector<Acquisition> out;
+  for (std::size_t i = 0; i < table.samples(); ++i) {
+    if (out.empty() || table.sample_block[i] != table.sample_block[i - 1]) {
+      out.emplace_back();
+      out.back().trajectory_dimensions = 3;
+    }
+    out.back().samples += 1;
+    for (int a = 0; a < 3; ++a)
+      out.back().trajectory.push_back(float(k[i][std::size_t(a)] * voxel_m));
+  }
+  return out;
+}
+
+// pyp_write_gre.seq (64 x 64 over 256 mm: lines 1 / FOV apart from -32 to
+// 31) is a Cartesian grid of 64 lines, its centre line 32; the radial file
+// (spokes turning from readout to readout) is not, and stays unlabelled.
+TEST(Mrd, cartesian_files_are_numbered_by_line_and_others_left_alone) {
+  if (!std::filesystem::exists(LARMOR_SOURCE_DIR "/../shared/data/pulseq-corpus")) {
+    GTEST_SKIP() << "no ../shared/data/pulseq-corpus";
+  }
+  std::vector<Acquisition> gre = readouts_with_trajectories("pyp_write_gre.seq", 0.256 / 64);
+  RawEncoding encoding;
+  ASSERT_TRUE(label_cartesian(gre, encoding));
+  EXPECT_EQ(encoding.trajectory, "cartesian");
+  EXPECT_EQ(encoding.matrix[1], 64);
+  EXPECT_EQ(encoding.matrix[2], 1);
+  EXPECT_EQ(encoding.centre_line, 32);
+  std::set<int> lines;
+  for (const Acquisition& a : gre) {
+    lines.insert(a.encode_step_1);
+    // The line's phase-encode position: (line - 32) / 64 cycles per voxel.
+    EXPECT_NEAR(a.trajectory[1], (a.encode_step_1 - 32) / 64.0, 1e-5);
+  }
+  EXPECT_EQ(lines.size(), 64u);
+  std::vector<Acquisition> radial =
+      readouts_with_trajectories("pyp_write_radial_gre.seq", 0.256 / 64);
+  RawEncoding untouched;
+  EXPECT_FALSE(label_cartesian(radial, untouched));
+  EXPECT_EQ(untouched.trajectory, "cartesian");  // the default: nothing was changed
+  EXPECT_EQ(untouched.matrix[1], 1);
+  for (const Acquisition& a : radial) EXPECT_EQ(a.encode_step_1, 0);
+}
+
+// Synthetic lines: a 3D grid (steps 0.25 along y, 0.5 along z) is numbered
+// along both; a line off the grid (1.5 steps) leaves everything unlabelled.
+TEST(Mrd, cartesian_grids_take_partitions_and_off_grid_lines_are_refused) {
+  const auto line = [](double y, double z) {
+    Acquisition a;
+    a.samples = 4;
+    a.trajectory_dimensions = 3;
+    for (int n = 0; n < 4; ++n) {
+      a.trajectory.insert(a.trajectory.end(), {float(n - 2) * 0.25f, float(y), float(z)});
+    }
+    return a;
+  };
+  std::vector<Acquisition> grid;
+  for (int z = -1; z <= 0; ++z) {
+    for (int y = -2; y <= 1; ++y) grid.push_back(line(0.25 * y, 0.5 * z));
+  }
+  RawEncoding encoding;
+  ASSERT_TRUE(label_cartesian(grid, encoding));
+  EXPECT_EQ(encoding.matrix[1], 4);
+  EXPECT_EQ(encoding.matrix[2], 2);
+  EXPECT_EQ(encoding.centre_line, 2);
+  EXPECT_EQ(encoding.centre_partition, 1);
+  EXPECT_EQ(grid[5].encode_step_1, 1);  // y = -0.25
+  EXPECT_EQ(grid[5].encode_step_2, 1);  // z = 0
+  std::vector<Acquisition> off{line(0.0, 0.0), line(0.25, 0.0), line(0.625, 0.0)};
+  RawEncoding unchanged;
+  EXPECT_FALSE(label_cartesian(off, unchanged));
+  EXPECT_EQ(unchanged.trajectory, "cartesian");
+  EXPECT_EQ(off[2].encode_step_1, 0);
 }
 
 // A series of 3 complex 3 x 2 images becomes 6 voxel signals of 3 samples:

@@ -27,6 +27,7 @@ struct Acquisition {
   int center_sample = 0;
   float sample_time_us = 0.0f;
   std::uint16_t encode_step_1 = 0;  // the readout's line (written, not read)
+  std::uint16_t encode_step_2 = 0;  // its partition (written, not read)
   std::vector<float> trajectory;    // [sample][dimension]
   std::vector<std::complex<float>> data;
 };
@@ -88,12 +89,23 @@ std::vector<float> acquisition_signals(const Measurement& m, int channel, int* s
 // trajectory's ISMRMRD name ("cartesian", "radial", "spiral", "other").
 struct RawEncoding {
   int matrix[3] = {1, 1, 1};
+  // The line and partition of k-space's centre; -1: the matrix's middle.
+  int centre_line = -1, centre_partition = -1;
   double fov_mm[3] = {1.0, 1.0, 1.0};
   std::string trajectory = "cartesian";
   double field_t = 3.0;
   std::string system_vendor = "larmor (simulated)";
 };
 std::string raw_header_xml(const RawEncoding& encoding);
+
+// Where the acquisitions' trajectories (three dimensions each) are the lines
+// of a Cartesian grid (one readout axis for all, the other coordinates
+// constant along each readout and on whole multiples of one step per axis),
+// numbers them from the grid's lowest (encode_step_1 along the first such
+// axis of x, y, z, encode_step_2 along a second), sets the matrix's lines and
+// partitions, the centre and the trajectory "cartesian", and returns true;
+// otherwise changes nothing.
+bool label_cartesian(std::vector<Acquisition>& acquisitions, RawEncoding& encoding);
 
 // Writes an ISMRMRD HDF5 file (group "dataset") holding the header and the
 // acquisitions (one channel each), through "<path>.tmp-<pid>" renamed into
