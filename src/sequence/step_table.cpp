@@ -48,8 +48,13 @@ void StepTableWriter::flush() {
 }
 
 void StepTableWriter::rf(double dt, double w1_re, double w1_im,
-                         const std::array<double, 3>& gradient_hz_per_m, double offset_hz) {
+                         const std::array<double, 3>& gradient_hz_per_m, double offset_hz,
+                         char use) {
   flush();
+  const std::size_t step = table_.steps();
+  if (step == 0 || int(table_.records[(step - 1) * bloch::step_floats]) != bloch::rf_step) {
+    table_.pulse_use.emplace_back(step, use);
+  }
   push(bloch::rf_step, dt,
        {w1_re, w1_im, gradient_hz_per_m[0], gradient_hz_per_m[1], gradient_hz_per_m[2], offset_hz});
   ++table_.rf_steps;
@@ -210,7 +215,11 @@ std::vector<std::array<double, 3>> sample_kspace_per_m(const StepTable& table) {
         flip += std::hypot(double(cell[f::w1_re]), double(cell[f::w1_im])) * cell[f::dt];
         ++end;
       }
-      const bool refocuses = flip > refocusing_flip_rad;
+      const auto given = std::lower_bound(
+          table.pulse_use.begin(), table.pulse_use.end(), i,
+          [](const std::pair<std::size_t, char>& p, std::size_t step) { return p.first < step; });
+      char use = given != table.pulse_use.end() && given->first == i ? given->second : 'u';
+      if (use == 'u') use = flip > refocusing_flip_rad ? 'r' : 'e';
       const double half = 0.5 * length;
       double elapsed = 0.0;
       bool centred = false;
@@ -220,7 +229,10 @@ std::vector<std::array<double, 3>> sample_kspace_per_m(const StepTable& table) {
         if (!centred && elapsed + dt >= half) {
           const double before = std::clamp(half - elapsed, 0.0, dt);
           add(cell + f::gradient, before);
-          for (double& v : k) v = refocuses ? -v : 0.0;
+          for (double& v : k) {
+            if (use == 'e') v = 0.0;
+            if (use == 'r') v = -v;
+          }
           centred = true;
           add(cell + f::gradient, dt - before);
         } else {

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bloch/step_abi.hpp"
@@ -19,6 +20,9 @@ struct StepTable {
   std::vector<float> records;
   std::size_t steps() const { return records.size() / bloch::step_floats; }
   std::size_t free_steps = 0, rf_steps = 0;
+  // The first step of each run of RF cells and its pulse's Pulseq use
+  // (e r i s p o, 'u' where the file does not say), in step order.
+  std::vector<std::pair<std::size_t, char>> pulse_use;
 
   // One entry per sample, in slot order.
   std::vector<double> sample_time_s;               // from the start of the first block
@@ -70,9 +74,12 @@ void keep_encodes(StepTable& table);
 // Every sample's k-space position (1/m, physical x y z, in slot order): the
 // gradient moment since the last excitation's centre, turned to its negative
 // at each refocusing pulse's centre, as a reconstruction reads a trajectory.
-// A pulse (a run of RF cells) of more than refocusing_flip_rad (its nominal
-// flip angle, the cells' |w1| dt summed) refocuses; any other pulse excites.
-inline constexpr double refocusing_flip_rad = 2.6179938779914944;  // 150 degrees
+// A pulse (a run of RF cells) excites or refocuses as its Pulseq use says
+// (inversion, saturation and preparation pulses leave the moment alone);
+// where the file does not say, a pulse of more than refocusing_flip_rad (its
+// nominal flip angle, the cells' |w1| dt summed) refocuses and any other
+// excites.
+inline constexpr double refocusing_flip_rad = 1.7453292519943295;  // 100 degrees
 std::vector<std::array<double, 3>> sample_kspace_per_m(const StepTable& table);
 
 // Appends records; the table keeps free intervals merged until a pulse or
@@ -82,8 +89,9 @@ class StepTableWriter {
  public:
   explicit StepTableWriter(StepTable& table) : table_(table) {}
   void free(double dt, const std::array<double, 3>& moment_per_m);
+  // `use`: the pulse's Pulseq use, recorded where a run of RF cells starts.
   void rf(double dt, double w1_re, double w1_im, const std::array<double, 3>& gradient_hz_per_m,
-          double offset_hz);
+          double offset_hz, char use = 'u');
   void sample(double demod_re, double demod_im, double time_s, int block, int index,
               bool adc_centre);
   // A pulse starts or the sequence ends: the span so far is complete.

@@ -20,6 +20,7 @@ struct PulseCells {
   std::vector<double> edges;                   // cells + 1
   std::vector<std::complex<double>> envelope;  // per cell
   double offset_hz = 0.0, ramp_origin = 0.0;   // block-local
+  char use = 'u';                              // the event's Pulseq use
 };
 
 PulseCells pulse_cells(const detail::PulseAnalysis& p, double raster, long long max_cells) {
@@ -27,6 +28,7 @@ PulseCells pulse_cells(const detail::PulseAnalysis& p, double raster, long long 
   const RfEvent& rf = *p.rf;
   const std::complex<double> event_phase = std::polar(1.0, p.event_phase);
   cells.offset_hz = p.freq;
+  cells.use = rf.use;
   cells.ramp_origin = rf.delay_s + p.ramp_origin;
   const int n = p.mag->samples;
   if (rf.time_shape == 0) {
@@ -163,7 +165,8 @@ class StepBuilder {
         const std::complex<double> w1 =
             pulse->envelope[std::min(cell, pulse->envelope.size() - 1)] *
             std::polar(1.0, kTwoPi * pulse->offset_hz * (t0 - pulse->ramp_origin));
-        writer_.rf(dt, w1.real(), w1.imag(), detail::scaled(1.0 / dt, moment), pulse->offset_hz);
+        writer_.rf(dt, w1.real(), w1.imag(), detail::scaled(1.0 / dt, moment), pulse->offset_hz,
+                   pulse->use);
       } else if (dt > 0.0) {
         writer_.free(dt, moment);
       }
