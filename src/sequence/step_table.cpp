@@ -131,45 +131,52 @@ struct RewoundSpans {
 
 }  // namespace
 
-void mark_rewound_encodes(StepTable& table) {
+namespace {
+
+// Walks the table in time order: each free interval's moment and each RF
+// cell's gradient moment to `add` (1/m), the cell at a pulse's middle split
+// there; `sample(step, record)` at each sample; `centre(first_step, flip)` at
+// each pulse's middle (a pulse: a run of RF cells; flip: the cells' nominal
+// |w1| dt summed, rad).
+template <class Add, class Sample, class Centre>
+void walk_moments(const StepTable& table, Add&& add, Sample&& sample, Centre&& centre) {
   namespace f = bloch::step_field;
-  RewoundSpans spans{table};
   const std::size_t steps = table.steps();
   const auto record = [&](std::size_t i) { return &table.records[i * bloch::step_floats]; };
+  const auto gradient_moment = [](const float* cell, double t) {
+    return std::array<double, 3>{cell[f::gradient] * t, cell[f::gradient + 1] * t,
+                                 cell[f::gradient + 2] * t};
+  };
   for (std::size_t i = 0; i < steps;) {
     const float* r = record(i);
     const int kind = int(r[f::kind]);
     if (kind == bloch::free_step) {
-      spans.add({r[f::moment], r[f::moment + 1], r[f::moment + 2]});
+      add(std::array<double, 3>{r[f::moment], r[f::moment + 1], r[f::moment + 2]});
     } else if (kind == bloch::sample_step) {
-      spans.samples.emplace_back(i, spans.moment);
+      sample(i, r);
     } else {
       std::size_t end = i;
-      double length = 0.0;
+      double length = 0.0, flip = 0.0;
       while (end < steps && int(record(end)[f::kind]) == bloch::rf_step) {
-        length += record(end)[f::dt];
+        const float* cell = record(end);
+        length += cell[f::dt];
+        flip += std::hypot(double(cell[f::w1_re]), double(cell[f::w1_im])) * cell[f::dt];
         ++end;
       }
-      // The cells' gradient moments, split at the run's middle.
       const double half = 0.5 * length;
       double elapsed = 0.0;
       bool centred = false;
       for (std::size_t c = i; c < end; ++c) {
         const float* cell = record(c);
         const double dt = cell[f::dt];
-        const auto part = [&](double t) {
-          return std::array<double, 3>{cell[f::gradient] * t, cell[f::gradient + 1] * t,
-                                       cell[f::gradient + 2] * t};
-        };
         if (!centred && elapsed + dt >= half) {
           const double before = std::clamp(half - elapsed, 0.0, dt);
-          spans.add(part(before));
-          spans.close();
-          spans.after_pulse = true;
+          add(gradient_moment(cell, before));
+          centre(i, flip);
           centred = true;
-          spans.add(part(dt - before));
+          add(gradient_moment(cell, dt - before));
         } else {
-          spans.add(part(dt));
+          add(gradient_moment(cell, dt));
         }
         elapsed += dt;
       }
@@ -178,6 +185,19 @@ void mark_rewound_encodes(StepTable& table) {
     }
     ++i;
   }
+}
+
+}  // namespace
+
+void mark_rewound_encodes(StepTable& table) {
+  RewoundSpans spans{table};
+  walk_moments(
+      table, [&](const std::array<double, 3>& m) { spans.add(m); },
+      [&](std::size_t step, const float*) { spans.samples.emplace_back(step, spans.moment); },
+      [&](std::size_t, double) {
+        spans.close();
+        spans.after_pulse = true;
+      });
   spans.close();
 }
 
@@ -190,61 +210,29 @@ void keep_encodes(StepTable& table) {
 }
 
 std::vector<std::array<double, 3>> sample_kspace_per_m(const StepTable& table) {
-  namespace f = bloch::step_field;
   std::vector<std::array<double, 3>> out(table.samples(), {0.0, 0.0, 0.0});
   std::array<double, 3> k{0.0, 0.0, 0.0};
-  const auto add = [&](const float* m, double scale) {
-    for (int a = 0; a < 3; ++a) k[std::size_t(a)] += double(m[a]) * scale;
-  };
-  const std::size_t steps = table.steps();
-  const auto record = [&](std::size_t i) { return &table.records[i * bloch::step_floats]; };
-  for (std::size_t i = 0; i < steps;) {
-    const float* r = record(i);
-    const int kind = int(r[f::kind]);
-    if (kind == bloch::free_step) {
-      add(r + f::moment, 1.0);
-    } else if (kind == bloch::sample_step) {
-      const auto slot = std::size_t(r[f::slot]);
-      if (slot < out.size()) out[slot] = k;
-    } else {
-      std::size_t end = i;
-      double length = 0.0, flip = 0.0;
-      while (end < steps && int(record(end)[f::kind]) == bloch::rf_step) {
-        const float* cell = record(end);
-        length += cell[f::dt];
-        flip += std::hypot(double(cell[f::w1_re]), double(cell[f::w1_im])) * cell[f::dt];
-        ++end;
-      }
-      const auto given = std::lower_bound(
-          table.pulse_use.begin(), table.pulse_use.end(), i,
-          [](const std::pair<std::size_t, char>& p, std::size_t step) { return p.first < step; });
-      char use = given != table.pulse_use.end() && given->first == i ? given->second : 'u';
-      if (use == 'u') use = flip > refocusing_flip_rad ? 'r' : 'e';
-      const double half = 0.5 * length;
-      double elapsed = 0.0;
-      bool centred = false;
-      for (std::size_t c = i; c < end; ++c) {
-        const float* cell = record(c);
-        const double dt = cell[f::dt];
-        if (!centred && elapsed + dt >= half) {
-          const double before = std::clamp(half - elapsed, 0.0, dt);
-          add(cell + f::gradient, before);
-          for (double& v : k) {
-            if (use == 'e') v = 0.0;
-            if (use == 'r') v = -v;
-          }
-          centred = true;
-          add(cell + f::gradient, dt - before);
-        } else {
-          add(cell + f::gradient, dt);
+  walk_moments(
+      table,
+      [&](const std::array<double, 3>& m) {
+        for (std::size_t a = 0; a < 3; ++a) k[a] += m[a];
+      },
+      [&](std::size_t, const float* r) {
+        const auto slot = std::size_t(r[bloch::step_field::slot]);
+        if (slot < out.size()) out[slot] = k;
+      },
+      [&](std::size_t first_step, double flip) {
+        const auto given = std::lower_bound(
+            table.pulse_use.begin(), table.pulse_use.end(), first_step,
+            [](const std::pair<std::size_t, char>& p, std::size_t step) { return p.first < step; });
+        char use =
+            given != table.pulse_use.end() && given->first == first_step ? given->second : 'u';
+        if (use == 'u') use = flip > refocusing_flip_rad ? 'r' : 'e';
+        for (double& v : k) {
+          if (use == 'e') v = 0.0;
+          if (use == 'r') v = -v;
         }
-        elapsed += dt;
-      }
-      i = end;
-      continue;
-    }
-    ++i;
-  }
+      });
   return out;
 }
 
