@@ -3,6 +3,8 @@
 Sequences come from a deck file (read_deck), a builder with the deck's keys
 (build('mese', echoes=32, echo_spacing_ms=10.0)) or a Pulseq file
 (read_pulseq); a Tissue from arrays in deck units (t1_ms, t2_ms, b1, ...).
+isochromat_simulator() plays a Pulseq file on the isochromat engine instead,
+for files EPG cannot represent.
 simulate() returns complex64 signals [voxels, samples] that the kernels write
 in place; jvp() adds the derivatives along m0, t1_ms, t2_ms, b1 and
 off_resonance_hz; vjp() is the adjoint (tissue and sequence gradients);
@@ -29,6 +31,7 @@ from ._larmor import (  # noqa: F401 (re-exported)
     Deck,
     DeckError,
     Dictionary,
+    IsochromatSimulator,
     Sequence,
     Simulator,
     Tissue,
@@ -46,6 +49,7 @@ __all__ = [
     "Derivatives",
     "Dictionary",
     "Gradients",
+    "IsochromatSimulator",
     "Sequence",
     "Simulator",
     "Tissue",
@@ -55,6 +59,7 @@ __all__ = [
     "builder_names",
     "fit_nlls",
     "hvp",
+    "isochromat_simulator",
     "jvp",
     "read_deck",
     "read_pulseq",
@@ -109,6 +114,37 @@ def read_pulseq(path, **options):
     Sequence
     """
     return build("pulseq", file=os.path.abspath(os.fspath(path)), **options)
+
+
+def isochromat_simulator(path, *, isochromats=None, isochromat_accuracy=None, **options):
+    """A Pulseq file on the isochromat engine (docs/pulseq.md, "The isochromat engine").
+
+    Plays the file's own waveforms over a grid of isochromats per voxel, sized by the windings
+    its gradients put across the voxel, as `larmor simulate` does under
+    `engine = "isochromat"` (or `"auto"` where EPG refuses the file).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    isochromats : int, optional
+        Isochromats per voxel in place of the count the windings need.
+    isochromat_accuracy : float, optional
+        The bound the grid is sized for (default 1e-3).
+    **options
+        The deck's pulseq keys (adc, voxel_size_mm, longest_t2_ms, ...; docs/pulseq.md).
+
+    Returns
+    -------
+    IsochromatSimulator
+        .simulate(tissue, mz=False) gives signals [voxels, samples] (complex64) and, with
+        mz=True, Mz [voxels, samples] too; .isochromats, .report, .sample_times_s.
+    """
+    simulation = {}
+    if isochromats is not None:
+        simulation["isochromats"] = isochromats
+    if isochromat_accuracy is not None:
+        simulation["isochromat_accuracy"] = isochromat_accuracy
+    return _larmor._isochromat_simulator(os.path.abspath(os.fspath(path)), options, simulation)
 
 
 def simulator(sequence, max_order=None):

@@ -16,6 +16,7 @@
 #include "bindings.hpp"
 #include "parallel/communicator.hpp"
 #include "sequence/packing.hpp"
+#include "simulate/isochromat_simulator.hpp"
 
 namespace larmor::python {
 
@@ -84,12 +85,41 @@ sequence::Description build(const std::string& builder, const py::kwargs& keys) 
   const std::string origin = "larmor.build(" + builder + ")";
   try {
     const app::Deck deck = app::read_deck_text(text.str(), origin, false);
-    app::require_epg(deck, "larmor.build");
+    app::require_epg(deck, "larmor.build", "larmor.isochromat_simulator");
     return deck.sequence;
   } catch (const app::DeckError& e) {
     // The deck's lines are this function's own text, not the caller's: the
     // message keeps the key and drops the line.
     const std::regex line_of_the_text(R"(^larmor\.build\(\w+\):\d+(:\d+)?: )");
+    throw app::DeckError(std::regex_replace(e.what(), line_of_the_text, origin + ": "));
+  }
+}
+
+// A Pulseq file on the isochromat engine: the deck machinery on [sequence]
+// (builder pulseq) and [simulation] (engine isochromat) tables made of the
+// caller's keys.
+simulate::IsochromatSimulator isochromat_simulator(const std::string& path,
+                                                   const py::dict& sequence_keys,
+                                                   const py::dict& simulation_keys) {
+  toml::table sequence_table = to_toml_table(sequence_keys);
+  sequence_table.insert_or_assign("builder", "pulseq");
+  sequence_table.insert_or_assign("file", path);
+  toml::table simulation_table = to_toml_table(simulation_keys);
+  simulation_table.insert_or_assign("engine", "isochromat");
+  toml::table root;
+  root.insert_or_assign("sequence", std::move(sequence_table));
+  root.insert_or_assign("simulation", std::move(simulation_table));
+  std::ostringstream text;
+  text << root;
+  const std::string origin = "larmor.isochromat_simulator";
+  try {
+    app::Deck deck = app::read_deck_text(text.str(), origin, false);
+    if (!deck.isochromats || !deck.steps) {
+      throw std::logic_error(origin + ": the deck did not select the isochromat engine");
+    }
+    return simulate::IsochromatSimulator(std::move(*deck.steps), deck.isochromat);
+  } catch (const app::DeckError& e) {
+    const std::regex line_of_the_text(R"(^larmor\.isochromat_simulator:\d+(:\d+)?: )");
     throw app::DeckError(std::regex_replace(e.what(), line_of_the_text, origin + ": "));
   }
 }
@@ -220,7 +250,8 @@ void register_sequence(py::module_& m) {
       "_read_deck",
       [](const std::string& path) {
         app::Deck deck = app::read_deck(path, {}, false);
-        app::require_epg(deck, "the Python bindings");
+        app::require_epg(deck, "larmor.read_deck",
+                         "larmor simulate (or larmor.isochromat_simulator)");
         return deck;
       },
       py::arg("path"));
@@ -229,6 +260,8 @@ void register_sequence(py::module_& m) {
         "(larmor.build('mese', echoes=32, echo_spacing_ms=10.0)); relative file names are "
         "relative to the working directory.");
   m.def("builder_names", &app::builder_names);
+  m.def("_isochromat_simulator", &isochromat_simulator, py::arg("path"), py::arg("sequence_keys"),
+        py::arg("simulation_keys"));
 }
 
 }  // namespace larmor::python

@@ -14,6 +14,7 @@
 
 #include "bindings.hpp"
 #include "simulate/default_backend.hpp"
+#include "simulate/isochromat_simulator.hpp"
 #include "simulate/simulator.hpp"
 #include "tissue/tissue.hpp"
 
@@ -185,9 +186,49 @@ py::tuple hvp(const simulate::Simulator& sim, const tissue::Tissue& t,
   return py::make_tuple(tg, sg, th, sh);
 }
 
+// Signals [voxels, samples] on the isochromat engine and, with `mz`, Mz
+// [voxels, samples] (float32) beside them.
+py::object simulate_isochromats(const simulate::IsochromatSimulator& engine,
+                                const tissue::Tissue& t, bool mz, const py::object& out) {
+  const std::string refusal = simulate::isochromat_tissue_refusal(t);
+  if (!refusal.empty()) throw std::invalid_argument("IsochromatSimulator.simulate: " + refusal);
+  const auto samples = py::ssize_t(engine.samples());
+  ComplexArray signals = output_array(out, {t.voxels, samples}, "IsochromatSimulator.simulate");
+  py::array_t<float> longitudinal(std::vector<py::ssize_t>{mz ? t.voxels : 0, samples});
+  float* s = floats(signals);
+  float* z = mz ? longitudinal.mutable_data() : nullptr;
+  run_unlocked([&] { engine.run(t, s, z); });
+  if (!mz) return std::move(signals);
+  return py::make_tuple(signals, longitudinal);
+}
+
 }  // namespace
 
 void register_simulate(py::module_& m) {
+  py::class_<simulate::IsochromatSimulator>(
+      m, "IsochromatSimulator",
+      "A Pulseq file's step table on the isochromat engine, over the isochromat grid its "
+      "windings need; every run takes a Tissue (larmor.isochromat_simulator makes one).")
+      .def_property_readonly("samples", &simulate::IsochromatSimulator::samples)
+      .def_property_readonly(
+          "steps", [](const simulate::IsochromatSimulator& e) { return e.table().steps(); })
+      .def_property_readonly(
+          "sample_times_s",
+          [](const simulate::IsochromatSimulator& e) { return e.table().sample_time_s; })
+      .def_property_readonly(
+          "voxel_size_m",
+          [](const simulate::IsochromatSimulator& e) { return e.table().voxel_size_m; })
+      .def_property_readonly(
+          "isochromats", [](const simulate::IsochromatSimulator& e) { return e.plan().counts; },
+          "Isochromats per voxel along x, y, z.")
+      .def_property_readonly(
+          "report", [](const simulate::IsochromatSimulator& e) { return e.plan().report; },
+          "Why the grid is as it is: the windings it resolves and the accuracy.")
+      .def("simulate", &simulate_isochromats, py::arg("tissue"), py::arg("mz") = false,
+           py::arg("out") = py::none(),
+           "Signals [voxels, samples] (complex64, units of M0: each voxel's mean over its "
+           "isochromats), and with mz=True a tuple with Mz [voxels, samples] (float32) too.");
+
   py::class_<simulate::Simulator>(m, "Simulator",
                                   "A sequence packed once for runs: its truncation, samples and "
                                   "events; every run method takes a Tissue.")

@@ -351,11 +351,11 @@ toml::table detail::parse_deck_file(const std::string& path) {
   return parse_deck_text(text, path);
 }
 
-void require_epg(const Deck& deck, const std::string& command) {
+void require_epg(const Deck& deck, const std::string& command, const std::string& what_runs_it) {
   if (!deck.isochromats) return;
   throw DeckError(deck.path + ": " + command +
                   " runs on EPG, and this deck runs on the isochromat engine (" +
-                  deck.engine_reason + "); larmor simulate runs it");
+                  deck.engine_reason + "); " + what_runs_it + " runs it");
 }
 
 std::vector<std::string> builder_names() {

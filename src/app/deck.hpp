@@ -104,7 +104,8 @@ struct DeckError : std::runtime_error {
 
 // Every command but `larmor simulate` runs EPG: a deck that runs on the
 // isochromat engine is refused, naming the command and the engine's reason.
-void require_epg(const Deck& deck, const std::string& command);
+void require_epg(const Deck& deck, const std::string& command,
+                 const std::string& what_runs_it = "larmor simulate");
 
 // Names of the shipped builders, for messages and the CLI.
 std::vector<std::string> builder_names();
