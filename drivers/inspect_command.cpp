@@ -4,10 +4,13 @@
 // reason it cannot be simulated. Rank 0 prints; nothing is written.
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "cli/checks.hpp"
 #include "commands.hpp"
 #include "io/pulseq/pulseq_events.hpp"
+#include "io/pulseq/pulseq_steps.hpp"
+#include "simulate/isochromat_simulator.hpp"
 
 namespace larmor::drivers {
 
@@ -34,6 +37,44 @@ void add_inspect(CLI::App& app, InspectArgs& args) {
   cmd->add_option("--rows", args.rows, "Pulses and ADCs listed (each; then a count)")
       ->check(cli::whole_count(1 << 30, "rows"));
 }
+
+namespace {
+
+// Where EPG refuses a file: what `engine = "auto"` plays instead (the step
+// table and the isochromat grid its windings need), or why that fails too.
+std::string isochromat_summary(const io::pulseq::PulseqFile& file,
+                               const io::pulseq::TranslateOptions& options) {
+  try {
+    io::pulseq::StepOptions step_options;
+    step_options.every_sample = options.adc == io::pulseq::AdcSampling::every_sample;
+    step_options.b0_t = options.b0_t;
+    step_options.voxel_size_m = options.voxel_size_m;
+    const sequence::StepTable table = io::pulseq::to_step_table(file, step_options);
+    if (table.samples() == 0) return "isochromat engine: no sample to simulate either";
+    simulate::IsochromatSettings settings;
+    settings.voxel_size_m = table.voxel_size_m;
+    settings.centre_m = table.slice_position_m;
+    settings.longest_t2_s = options.longest_t2_s;
+    const simulate::IsochromatPlan plan = simulate::plan_isochromats(table, settings);
+    char head[256];
+    std::snprintf(head, sizeof head,
+                  "under engine = \"auto\" the isochromat engine plays it: %zu steps (%zu RF, %zu "
+                  "free), %zu samples over %.4g s;\n",
+                  table.steps(), table.rf_steps, table.free_steps, table.samples(),
+                  table.duration_s);
+    return head + plan.report;
+  } catch (const std::exception& e) {
+    std::string text = std::string("isochromat engine: refused too: ") + e.what();
+    if (!options.longest_t2_s) {
+      text +=
+          " (every pulse-to-pulse span counted: --longest-t2-ms, a deck's tissue, counts only "
+          "those a coherence outlives)";
+    }
+    return text;
+  }
+}
+
+}  // namespace
 
 int run_inspect(const InspectArgs& args, bool root) {
   namespace pq = io::pulseq;
@@ -78,11 +119,13 @@ int run_inspect(const InspectArgs& args, bool root) {
           seconds(translated - read).count());
     }
   } catch (const pq::PulseqError&) {
-    // What was understood before the refusal, then the refusal itself.
+    // What was understood before the refusal, what the isochromat engine
+    // would play instead, then the refusal itself.
     report.warnings.insert(report.warnings.begin(), warnings.begin(), warnings.end());
     if (root) {
       std::printf("%s (refused; understood so far:)\n%s", args.file.c_str(),
                   pq::format_report(report, args.rows).c_str());
+      std::printf("%s\n", isochromat_summary(file, options).c_str());
     }
     throw;
   }
