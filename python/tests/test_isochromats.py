@@ -27,7 +27,7 @@ def test_isochromats_agree_with_epg_on_the_shipped_train(inputs):
     signals, mz = engine.simulate(tissue, mz=True)
     np.testing.assert_array_equal(signals, ours)
     assert mz.shape == (2, 32) and mz.dtype == np.float32
-    # After each refocusing pulse a voxel's magnetisation is at most M0 = 1.
+    # A voxel's mean magnetisation is at most M0 = 1 long.
     assert np.all(np.abs(signals) ** 2 + mz ** 2 <= 1.0 + 1e-5)
 
 
