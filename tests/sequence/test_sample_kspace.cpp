@@ -13,6 +13,7 @@
 #include "io/pulseq/pulseq_file.hpp"
 #include "io/pulseq/pulseq_steps.hpp"
 #include "sequence/step_table.hpp"
+#include "test_paths.hpp"
 
 namespace larmor {
 namespace {
