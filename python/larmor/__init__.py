@@ -107,7 +107,7 @@ def read_pulseq(path, **options):
     ----------
     path : str or os.PathLike
     **options
-        The deck's pulseq keys (adc, split_pulses, longest_t2_ms, ...; docs/pulseq.md).
+        The deck's pulseq keys (adc, split_pulses, voxel_size_mm, ...; docs/pulseq.md).
 
     Returns
     -------
@@ -116,7 +116,8 @@ def read_pulseq(path, **options):
     return build("pulseq", file=os.path.abspath(os.fspath(path)), **options)
 
 
-def isochromat_simulator(path, *, isochromats=None, isochromat_accuracy=None, **options):
+def isochromat_simulator(path, *, isochromats=None, isochromat_accuracy=None, longest_t2_ms=None,
+                         **options):
     """A Pulseq file on the isochromat engine (docs/pulseq.md, "The isochromat engine").
 
     Plays the file's own waveforms over a grid of isochromats per voxel, sized by the windings
@@ -130,8 +131,11 @@ def isochromat_simulator(path, *, isochromats=None, isochromat_accuracy=None, **
         Isochromats per voxel in place of the count the windings need.
     isochromat_accuracy : float, optional
         The bound the grid is sized for (default 1e-3).
+    longest_t2_ms : float, optional
+        The tissue's longest T2: the grid resolves only the pulse-to-pulse spans a coherence
+        outlives (as a deck's grid tissue tells `larmor simulate`); without it, every span.
     **options
-        The deck's pulseq keys (adc, voxel_size_mm, longest_t2_ms, ...; docs/pulseq.md).
+        The deck's pulseq keys (adc, voxel_size_mm, b0_t, ...; docs/pulseq.md).
 
     Returns
     -------
@@ -144,7 +148,8 @@ def isochromat_simulator(path, *, isochromats=None, isochromat_accuracy=None, **
         simulation["isochromats"] = isochromats
     if isochromat_accuracy is not None:
         simulation["isochromat_accuracy"] = isochromat_accuracy
-    return _larmor._isochromat_simulator(os.path.abspath(os.fspath(path)), options, simulation)
+    return _larmor._isochromat_simulator(os.path.abspath(os.fspath(path)), options, simulation,
+                                         longest_t2_ms)
 
 
 def simulator(sequence, max_order=None):

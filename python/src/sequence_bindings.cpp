@@ -2,6 +2,7 @@
 // keys as keyword arguments (build), a Pulseq file (through the deck's
 // pulseq builder), and a pulse train's flip angles to read and replace.
 #include <cmath>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -100,7 +101,13 @@ sequence::Description build(const std::string& builder, const py::kwargs& keys) 
 // caller's keys.
 simulate::IsochromatSimulator isochromat_simulator(const std::string& path,
                                                    const py::dict& sequence_keys,
-                                                   const py::dict& simulation_keys) {
+                                                   const py::dict& simulation_keys,
+                                                   std::optional<double> longest_t2_ms) {
+  if (longest_t2_ms && !(*longest_t2_ms > 0.0 && std::isfinite(*longest_t2_ms))) {
+    throw std::invalid_argument(
+        "larmor.isochromat_simulator: longest_t2_ms must be a positive "
+        "number of milliseconds");
+  }
   toml::table sequence_table = to_toml_table(sequence_keys);
   sequence_table.insert_or_assign("builder", "pulseq");
   sequence_table.insert_or_assign("file", path);
@@ -117,6 +124,7 @@ simulate::IsochromatSimulator isochromat_simulator(const std::string& path,
     if (!deck.isochromats || !deck.steps) {
       throw std::logic_error(origin + ": the deck did not select the isochromat engine");
     }
+    if (longest_t2_ms) deck.isochromat.longest_t2_s = 1e-3 * *longest_t2_ms;
     return simulate::IsochromatSimulator(std::move(*deck.steps), deck.isochromat);
   } catch (const app::DeckError& e) {
     const std::regex line_of_the_text(R"(^larmor\.isochromat_simulator:\d+(:\d+)?: )");
@@ -261,7 +269,7 @@ void register_sequence(py::module_& m) {
         "relative to the working directory.");
   m.def("builder_names", &app::builder_names);
   m.def("_isochromat_simulator", &isochromat_simulator, py::arg("path"), py::arg("sequence_keys"),
-        py::arg("simulation_keys"));
+        py::arg("simulation_keys"), py::arg("longest_t2_ms") = py::none());
 }
 
 }  // namespace larmor::python

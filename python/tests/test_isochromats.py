@@ -57,6 +57,20 @@ def test_a_file_epg_refuses_matches_the_larmor_executable(tmp_path):
     np.testing.assert_array_equal(engine.simulate(larmor.Tissue(t2_ms=50.0)), from_file)
 
 
+def test_the_longest_t2_bounds_the_spans_the_grid_resolves():
+    # The radial file's spokes wind further every repetition: counting all 81 spans needs a grid
+    # beyond the limit; a 100 ms T2 leaves fewer spans to resolve, and a smaller grid.
+    radial = SOURCE_DIR / ".." / "shared" / "data" / "pulseq-corpus" / "pyp_write_radial_gre.seq"
+    if not radial.exists():
+        pytest.skip("no ../shared/data/pulseq-corpus")
+    with pytest.raises(ValueError, match="isochromats per voxel"):
+        larmor.isochromat_simulator(radial)
+    engine = larmor.isochromat_simulator(radial, longest_t2_ms=100.0)
+    assert 0 < int(np.prod(engine.isochromats)) <= 1 << 22
+    with pytest.raises(ValueError, match="longest_t2_ms must be a positive"):
+        larmor.isochromat_simulator(radial, longest_t2_ms=-1.0)
+
+
 def test_isochromat_refusals_name_the_reason(inputs):
     engine = larmor.isochromat_simulator(inputs / "mese.seq")
     with pytest.raises(ValueError, match="diffusion is simulated by the EPG engine only"):
