@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
+#include <string>
 
 #include "parallel/communicator.hpp"
 
@@ -31,9 +34,36 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   int rank_;
 };
 
+// CTest runs these executables' tests in parallel, each a process started
+// without mpirun, and concurrent Open MPI singletons would share (and remove
+// under each other) one folder of run-time files (cmake/LarmorTestMpiTmpdir.cmake).
+// Such a process gets a directory of its own, removed once MPI has finished.
+// Processes mpirun started, or given a directory, keep theirs.
+class OwnMpiTmpdir {
+ public:
+  OwnMpiTmpdir() {
+    if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("OMPI_MCA_orte_tmpdir_base")) return;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/larmor-test-mpi-XXXXXX";
+    if (!mkdtemp(pattern.data())) return;  // Open MPI's default then
+    path_ = pattern;
+    setenv("OMPI_MCA_orte_tmpdir_base", path_.c_str(), 1);
+  }
+  ~OwnMpiTmpdir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  OwnMpiTmpdir(const OwnMpiTmpdir&) = delete;
+  OwnMpiTmpdir& operator=(const OwnMpiTmpdir&) = delete;
+
+ private:
+  std::string path_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const OwnMpiTmpdir mpi_tmpdir;
   larmor::parallel::MpiSession session(&argc, &argv);
 #if LARMOR_TEST_KOKKOS
   // Every test binary may launch kernels; Kokkos lives between MPI's bounds.
