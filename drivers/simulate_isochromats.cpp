@@ -189,12 +189,30 @@ int run_simulate_isochromats(const SimulateArgs& args, app::Deck& deck,
   comm.throw_if_any_failed(refusal.empty(),
                            deck.path + ": [tissue]: the isochromat engine runs this file (" +
                                deck.engine_reason + "), but " + refusal);
+  // A frequency spread (T2') repeats each voxel's isochromats at up to this
+  // many offsets; refused, before any work, where a voxel would need too many.
+  std::int64_t offsets = 1, played_voxels = voxels.tissue.voxels;
+  try {
+    offsets = engine->most_frequency_offsets(voxels.tissue, &played_voxels);
+  } catch (const std::exception& e) {
+    error = deck.path + ": [tissue] " + e.what();
+  }
+  comm.throw_if_any_failed(error.empty(), error);
+  offsets = comm.all_reduce_max(offsets);
+  played_voxels = comm.all_reduce_sum(played_voxels);
   if (comm.is_root() && !engine->plan().warning.empty()) {
     std::fprintf(stderr, "larmor simulate: warning: %s\n", engine->plan().warning.c_str());
   }
   if (talk) {
     std::printf("larmor simulate: isochromat engine (%s)\n", deck.engine_reason.c_str());
     std::printf("  %s\n", engine->plan().report.c_str());
+    if (offsets > 1) {
+      std::printf(
+          "  t2_prime_ms: each isochromat repeated at up to %lld frequency offsets of the voxel's "
+          "Lorentzian spread (%.3g isochromats per voxel; accuracy %g)\n",
+          static_cast<long long>(offsets), double(offsets) * double(engine->plan().size()),
+          deck.isochromat.accuracy);
+    }
     std::printf("  voxel %.3g x %.3g x %.3g mm (%s) at (%.3g, %.3g, %.3g) mm\n",
                 deck.isochromat.voxel_size_m[0] * 1e3, deck.isochromat.voxel_size_m[1] * 1e3,
                 deck.isochromat.voxel_size_m[2] * 1e3, table.voxel_source.c_str(),
@@ -242,11 +260,9 @@ int run_simulate_isochromats(const SimulateArgs& args, app::Deck& deck,
   layout.echo_centre.assign(table.sample_is_adc_centre.begin() + std::ptrdiff_t(first_kept),
                             table.sample_is_adc_centre.end());
   const auto& plan = engine->plan();
-  layout.counts = {{"steps", std::int64_t(table.steps())},
-                   {"isochromats", plan.size()},
-                   {"isochromats_x", plan.counts[0]},
-                   {"isochromats_y", plan.counts[1]},
-                   {"isochromats_z", plan.counts[2]}};
+  layout.counts = {{"steps", std::int64_t(table.steps())}, {"isochromats", plan.size()},
+                   {"isochromats_x", plan.counts[0]},      {"isochromats_y", plan.counts[1]},
+                   {"isochromats_z", plan.counts[2]},      {"frequency_offsets", offsets}};
   layout.texts = {{"engine", "isochromat"}, {"engine_reason", deck.engine_reason}};
   app::write_signal_file(deck.output_path, comm, layout, voxels, signals, info);
   timer.end_phase("write", "io");
@@ -254,7 +270,7 @@ int run_simulate_isochromats(const SimulateArgs& args, app::Deck& deck,
                    ", \"voxels\": " + std::to_string(voxels.total) + ", \"backend\": \"" +
                        simulate::default_backend::name() + "\"");
   if (talk) {
-    const double steps = double(table.steps()) * double(plan.size()) * double(voxels.total);
+    const double steps = double(table.steps()) * double(plan.size()) * double(played_voxels);
     std::printf("larmor simulate: simulated in %.3f s (%.3g isochromat steps per second)\n",
                 seconds, seconds > 0 ? steps / seconds : 0.0);
     std::printf("larmor simulate: wrote %s\n", deck.output_path.c_str());

@@ -224,6 +224,15 @@ void register_simulate(py::module_& m) {
       .def_property_readonly(
           "report", [](const simulate::IsochromatSimulator& e) { return e.plan().report; },
           "Why the grid is as it is: the windings it resolves and the accuracy.")
+      .def(
+          "frequency_offsets",
+          [](const simulate::IsochromatSimulator& e, const tissue::Tissue& t) {
+            return e.most_frequency_offsets(t);
+          },
+          py::arg("tissue"),
+          "The most frequency offsets a voxel's isochromats are repeated at for its "
+          "t2_prime_ms (1 without); refuses a tissue whose spread would exceed the isochromat "
+          "limit.")
       .def("simulate", &simulate_isochromats, py::arg("tissue"), py::arg("mz") = false,
            py::arg("out") = py::none(),
            "Signals [voxels, samples] (complex64, units of M0: each voxel's mean over its "

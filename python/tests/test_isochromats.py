@@ -77,3 +77,16 @@ def test_isochromat_refusals_name_the_reason(inputs):
         engine.simulate(larmor.Tissue(t2_ms=50.0, adc_um2_ms=1.0))
     with pytest.raises(larmor.DeckError, match="isochromat_accuracy"):
         larmor.isochromat_simulator(inputs / "mese.seq", isochromat_accuracy=0.9)
+
+
+def test_t2_prime_runs_on_isochromats_only(inputs):
+    # A CPMG train refocuses the frequency spread at every echo centre: the
+    # samples there are the spread-free ones within the engine's two bounds
+    # at this accuracy (the grid's and the spread's). EPG refuses the spread.
+    engine = larmor.isochromat_simulator(inputs / "mese.seq", isochromat_accuracy=1e-2)
+    plain = larmor.Tissue(t1_ms=1000.0, t2_ms=[50.0, 200.0])
+    spread = larmor.Tissue(t1_ms=1000.0, t2_ms=[50.0, 200.0], t2_prime_ms=25.0)
+    assert engine.frequency_offsets(plain) == 1 and engine.frequency_offsets(spread) > 100
+    np.testing.assert_allclose(engine.simulate(spread), engine.simulate(plain), atol=2e-2, rtol=0)
+    with pytest.raises(ValueError, match="t2_prime_ms"):
+        larmor.simulate(larmor.build("mese"), spread)

@@ -421,6 +421,16 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   } catch (const std::exception& e) {
     throw DeckError(path + ": [sequence] " + e.what());
   }
+  if (!deck.isochromats && (deck.tissue.values.count(tissue::Property::t2_prime) > 0 ||
+                            deck.tissue.map_datasets.count(tissue::Property::t2_prime) > 0)) {
+    throw DeckError(path +
+                    ": [tissue] t2_prime_ms: an intra-voxel frequency spread is simulated "
+                    "by the isochromat engine only, and this deck runs on EPG (" +
+                    (deck.builder == "pulseq" ? std::string("[simulation] engine = \"epg\"")
+                                              : "builder '" + deck.builder +
+                                                    "'; the isochromat engine plays Pulseq files") +
+                    ")");
+  }
   if (deck.isochromats ? deck.steps->samples() == 0 : deck.sequence.sample_count() == 0) {
     throw DeckError(path +
                     ": [sequence] records no sample (it has no ADC event), so there is no "

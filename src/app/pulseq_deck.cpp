@@ -117,7 +117,14 @@ sequence::Description pulseq_sequence(const Section& s, const std::filesystem::p
   } catch (const io::pulseq::PulseqError& e) {
     s.fail("file", std::string("could not be translated: ") + e.what());
   }
-  if (deck.engine != Engine::isochromat) {
+  // EPG has no intra-voxel frequency spread: a tissue with one runs on the
+  // isochromat engine (read_deck_tables refuses it under engine = "epg").
+  const bool spread = deck.tissue.values.count(tissue::Property::t2_prime) > 0 ||
+                      deck.tissue.map_datasets.count(tissue::Property::t2_prime) > 0;
+  if (spread && deck.engine == Engine::automatic) {
+    deck.engine_reason =
+        "the tissue has t2_prime_ms, an intra-voxel frequency spread that EPG does not model";
+  } else if (deck.engine != Engine::isochromat) {
     try {
       return translate_pulseq(seq, options, warnings, read_start, report_text, measures_mz);
     } catch (const io::pulseq::PulseqError& e) {

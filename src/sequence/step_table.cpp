@@ -34,6 +34,7 @@ void StepTableWriter::grow_span(const std::array<double, 3>& moment) {
 
 void StepTableWriter::free(double dt, const std::array<double, 3>& moment_per_m) {
   pending_dt_ += dt;
+  table_.duration_s += dt;
   for (int a = 0; a < 3; ++a) pending_moment_[a] += moment_per_m[a];
   grow_span(moment_per_m);
 }
@@ -51,6 +52,7 @@ void StepTableWriter::rf(double dt, double w1_re, double w1_im,
                          const std::array<double, 3>& gradient_hz_per_m, double offset_hz,
                          char use) {
   flush();
+  table_.duration_s += dt;
   const std::size_t step = table_.steps();
   if (step == 0 || int(table_.records[(step - 1) * bloch::step_floats]) != bloch::rf_step) {
     table_.pulse_use.emplace_back(step, use);

@@ -30,6 +30,8 @@ struct StepTable {
   std::vector<int> sample_index;                   // within its ADC
   std::vector<std::uint8_t> sample_is_adc_centre;  // sample N/2 of its ADC
   std::size_t samples() const { return sample_time_s.size(); }
+  // The time the steps span (the writer's sum of intervals; a file's
+  // builder sets the file's length, trailing empty blocks included).
   double duration_s = 0.0;
 
   // What the isochromats must resolve. A span runs from one pulse to the

@@ -108,6 +108,53 @@ IsochromatPlan plan_isochromats(const sequence::StepTable& table,
   return plan;
 }
 
+namespace {
+
+// A coherence dephases only while transverse, where T2 decays it: one older
+// than T2 ln(2 / accuracy) holds less than half the accuracy.
+double longest_dephasing_s(double duration_s, double t2_s, double accuracy) {
+  return std::min(duration_s, t2_s * std::log(2.0 / accuracy));
+}
+
+}  // namespace
+
+FrequencySpread IsochromatSimulator::frequency_spread(double t2_s, double t2_prime_s) const {
+  if (std::isinf(t2_prime_s)) return {};
+  const double accuracy = settings_.accuracy;
+  return lorentzian_spread(longest_dephasing_s(table_.duration_s, t2_s, accuracy) / t2_prime_s,
+                           accuracy);
+}
+
+std::int64_t IsochromatSimulator::most_frequency_offsets(const tissue::Tissue& tissue,
+                                                         std::int64_t* all) const {
+  if (all != nullptr) *all = tissue.voxels;
+  if (!tissue.has_frequency_spread()) return 1;
+  const double accuracy = settings_.accuracy;
+  std::int64_t most = 1, sum = 0;
+  for (std::int64_t v = 0; v < tissue.voxels; ++v) {
+    const double t2_prime = tissue.t2_prime_s.at(v), t2 = tissue.t2_s.at(v);
+    const double dephasing = longest_dephasing_s(table_.duration_s, t2, accuracy);
+    const auto offsets = std::isinf(t2_prime)
+                             ? std::int64_t(1)
+                             : std::int64_t(lorentzian_spread_size(dephasing / t2_prime, accuracy));
+    const double total = double(plan_.size()) * double(offsets);
+    if (total > double(settings_.max_isochromats)) {
+      throw std::invalid_argument(
+          "t2_prime_ms = " + format("%g", 1e3 * t2_prime) + " over " +
+          format("%g", 1e3 * dephasing) + " ms of dephasing needs " + std::to_string(offsets) +
+          " frequency offsets (accuracy " + format("%g", accuracy) + "), times " +
+          std::to_string(plan_.size()) + " isochromats per voxel: " + format("%.3g", total) +
+          " isochromats per voxel, more than " + std::to_string(settings_.max_isochromats) +
+          "; a coarser isochromat_accuracy needs fewer (the offsets grow as 1 / accuracy)");
+    }
+    most = std::max(most, offsets);
+    sum += offsets;
+    if (all == nullptr && !tissue.t2_prime_s.is_map() && !tissue.t2_s.is_map()) break;
+  }
+  if (all != nullptr) *all = sum;
+  return most;
+}
+
 std::string isochromat_tissue_refusal(const tissue::Tissue& tissue) {
   if (tissue.has_second_pool() || tissue.has_bound_pool()) {
     return "pooled tissue (a second or bound pool) is simulated by the EPG engine only";

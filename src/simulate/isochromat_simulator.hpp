@@ -11,6 +11,7 @@
 
 #include "bloch/step_abi.hpp"
 #include "sequence/step_table.hpp"
+#include "simulate/frequency_spread.hpp"
 #include "tissue/tissue.hpp"
 
 namespace larmor::simulate {
@@ -65,10 +66,24 @@ class IsochromatSimulator {
   const IsochromatPlan& plan() const { return plan_; }
   std::size_t samples() const { return table_.samples(); }
 
+  // A voxel's frequency spread for its T2 and T2' (one offset of weight 1
+  // where T2' is infinite): lorentzian_spread over the longest dephasing a
+  // coherence of the voxel lives (the sequence's duration, or as long as its
+  // T2 leaves it above the accuracy) in units of its T2'. It depends on the
+  // voxel alone, as its isochromats do.
+  FrequencySpread frequency_spread(double t2_s, double t2_prime_s) const;
+  // The most offsets a voxel of `tissue` is repeated at (1 without T2'),
+  // and where `all` is not null, the offsets of all its voxels summed.
+  // Throws std::invalid_argument where a voxel's isochromats times its
+  // offsets would exceed max_isochromats, naming its T2' and both counts.
+  std::int64_t most_frequency_offsets(const tissue::Tissue& tissue,
+                                      std::int64_t* all = nullptr) const;
+
   // signals[voxel][sample][re, im] (tissue.voxels x samples() x 2) and, where
   // not null, mz[voxel][sample], each voxel's mean over its isochromats, in
-  // caller memory on the host. M0, T1, T2, B1 and df are read per voxel; the
-  // other properties (pools, diffusion, flow, transmit arrays) are refused.
+  // caller memory on the host. M0, T1, T2, B1, df and T2' are read per voxel
+  // (T2' repeats a voxel's isochromats at its frequency_spread's offsets); the other
+  // properties (pools, diffusion, flow, transmit arrays) are refused.
   // Where `centres_m` is not null, it holds each voxel's centre [m] ([voxel]
   // [x, y, z], physical) in place of the settings' one centre.
   template <class ExecSpace>

@@ -1,5 +1,6 @@
 #include "tissue/tissue.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -36,6 +37,7 @@ constexpr PropertyInfo kProperties[] = {
     {Property::bound_fraction, "bound_fraction", "1", 1.0, 0.0, Range::fraction},
     {Property::bound_t1, "bound_t1_ms", "s", 1e-3, kInfinity, Range::positive},
     {Property::bound_exchange, "bound_exchange_hz", "1/s", 1.0, 0.0, Range::non_negative},
+    {Property::t2_prime, "t2_prime_ms", "s", 1e-3, kInfinity, Range::positive},
 };
 static_assert(sizeof(kProperties) / sizeof(kProperties[0]) == all_properties.size(),
               "one row per property");
@@ -94,12 +96,19 @@ PropertyValues& Tissue::operator[](Property p) {
                               &pool_exchange_hz,
                               &bound_fraction,
                               &bound_t1_s,
-                              &bound_exchange_hz};
+                              &bound_exchange_hz,
+                              &t2_prime_s};
   static_assert(sizeof(values) / sizeof(values[0]) == all_properties.size(), "one per property");
   return *values[static_cast<int>(p)];
 }
 
 const PropertyValues& Tissue::operator[](Property p) const { return const_cast<Tissue&>(*this)[p]; }
+
+bool Tissue::has_frequency_spread() const {
+  if (!t2_prime_s.is_map()) return std::isfinite(t2_prime_s.uniform);
+  return std::any_of(t2_prime_s.map.begin(), t2_prime_s.map.end(),
+                     [](float v) { return std::isfinite(v); });
+}
 
 Tissue::Implausible Tissue::count_implausible() const {
   Implausible out;

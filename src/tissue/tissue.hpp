@@ -34,8 +34,9 @@ enum class Property {
   bound_fraction,  // bound pool's share of M0
   bound_t1,
   bound_exchange,  // rate from the free pool it touches to the bound pool [1/s]
+  t2_prime,        // intra-voxel frequency spread (Lorentzian): T2* = 1 / (1/T2 + 1/T2')
 };
-inline constexpr std::array<Property, 14> all_properties = {Property::m0,
+inline constexpr std::array<Property, 15> all_properties = {Property::m0,
                                                             Property::t1,
                                                             Property::t2,
                                                             Property::b1,
@@ -48,7 +49,8 @@ inline constexpr std::array<Property, 14> all_properties = {Property::m0,
                                                             Property::pool_exchange,
                                                             Property::bound_fraction,
                                                             Property::bound_t1,
-                                                            Property::bound_exchange};
+                                                            Property::bound_exchange,
+                                                            Property::t2_prime};
 
 // Name used in decks and files ("t1_ms" etc. carry their unit in the name).
 const char* deck_name(Property p);
@@ -84,12 +86,17 @@ struct Tissue {
   PropertyValues bound_fraction{0.0f, {}};
   PropertyValues bound_t1_s{std::numeric_limits<float>::infinity(), {}};
   PropertyValues bound_exchange_hz{0.0f, {}};
+  // The Lorentzian spread of frequencies within a voxel (reversible decay,
+  // T2'); the isochromat engine plays it, EPG refuses it.
+  PropertyValues t2_prime_s{std::numeric_limits<float>::infinity(), {}};
   // The bound pool's absorption lineshape and T2 (model constants).
   Lineshape bound_lineshape = Lineshape::super_lorentzian;
   double bound_t2_s = 12e-6;
 
   bool has_second_pool() const { return !pool_fraction.is_identity_in(0.0f); }
   bool has_bound_pool() const { return !bound_fraction.is_identity_in(0.0f); }
+  // A finite T2' at some voxel (a map of infinities spreads nothing).
+  bool has_frequency_spread() const;
   // Per-channel complex transmit fields of a transmit array, relative to the
   // nominal field: transmit[voxel * transmit_channels + channel]. Empty: one
   // channel, the scalar b1 only. Combined per pulse by the sequence's shim

@@ -9,6 +9,8 @@
 #include "app/deck.hpp"
 #include "app/deck_fixture.hpp"
 #include "io/toml_text.hpp"
+#include "sequence/builders/builders.hpp"
+#include "simulate/simulator.hpp"
 #include "test_paths.hpp"
 
 namespace larmor::app {
@@ -432,6 +434,48 @@ max_order = 15
   // Both outcomes must occur, or the mutations test nothing.
   EXPECT_GT(refused, 50);
   EXPECT_GT(read, 10);
+}
+
+// t2_prime_ms (an intra-voxel frequency spread) exists on the isochromat
+// engine only: under engine = "auto" a Pulseq file runs there and says why;
+// EPG, chosen or the only engine of a builder, refuses it by name.
+TEST_F(DeckTest, t2_prime_chooses_the_isochromat_engine_or_is_refused) {
+  const std::string seq = std::string(LARMOR_SOURCE_DIR) + "/inputs/mese.seq";
+  const std::string tissue = "[tissue]\nt1_ms = 1000\nt2_ms = 80\nt2_prime_ms = 30\n";
+  const Deck automatic =
+      read_deck(write("[sequence]\nbuilder = \"pulseq\"\nfile = \"" + seq + "\"\n" + tissue));
+  EXPECT_TRUE(automatic.isochromats);
+  EXPECT_NE(automatic.engine_reason.find("t2_prime_ms"), std::string::npos)
+      << automatic.engine_reason;
+  const auto refused = [&](const std::string& deck, const std::string& why) {
+    try {
+      read_deck(write(deck));
+      FAIL() << "EPG took t2_prime_ms: " << deck;
+    } catch (const DeckError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("[tissue] t2_prime_ms: an intra-voxel frequency spread is simulated by "
+                          "the isochromat engine only"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find(why), std::string::npos) << what;
+    }
+  };
+  refused("[sequence]\nbuilder = \"pulseq\"\nfile = \"" + seq + "\"\n" + tissue +
+              "[simulation]\nengine = \"epg\"\n",
+          "engine = \"epg\"");
+  refused("[sequence]\nbuilder = \"mese\"\n" + tissue, "builder 'mese'");
+  // Every EPG run refuses it too: the library and the Python bindings reach
+  // EPG without a deck.
+  tissue::Tissue spread;
+  spread.voxels = 1;
+  spread.t2_prime_s.uniform = 0.03f;
+  const simulate::Simulator epg(sequence::build_mese(sequence::MeseParams{}));
+  try {
+    epg.run(spread);
+    FAIL() << "EPG ran a tissue with t2_prime_ms";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("t2_prime_ms"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -122,6 +122,14 @@ epg::TissueViews<MemorySpace> upload_tissue(const tissue::Tissue& t, std::int64_
     throw std::invalid_argument("larmor::epg::forward: " + std::to_string(count) +
                                 " voxels in one launch exceed the kernels' 32-bit voxel index");
   }
+  // Every EPG run passes here: a spread EPG would leave out must not be
+  // dropped silently.
+  if (t.has_frequency_spread()) {
+    throw std::invalid_argument(
+        "t2_prime_ms (an intra-voxel frequency spread) is not modelled by EPG; the isochromat "
+        "engine plays it from a Pulseq file (a deck's engine = \"auto\" or \"isochromat\"; "
+        "larmor.isochromat_simulator in Python)");
+  }
   epg::TissueViews<MemorySpace> v;
   v.voxels = static_cast<int>(count);
   v.m0 = upload_property<MemorySpace>(t.m0, begin, count);
