@@ -421,8 +421,7 @@ Deck detail::read_deck_tables(const toml::table& root, const std::string& path,
   } catch (const std::exception& e) {
     throw DeckError(path + ": [sequence] " + e.what());
   }
-  if (!deck.isochromats && (deck.tissue.values.count(tissue::Property::t2_prime) > 0 ||
-                            deck.tissue.map_datasets.count(tissue::Property::t2_prime) > 0)) {
+  if (!deck.isochromats && deck.tissue.gives(tissue::Property::t2_prime)) {
     throw DeckError(path +
                     ": [tissue] t2_prime_ms: an intra-voxel frequency spread is simulated "
                     "by the isochromat engine only, and this deck runs on EPG (" +

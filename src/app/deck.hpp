@@ -40,6 +40,8 @@ struct TissueSpec {
   // A bound pool's model constants.
   double bound_t2_us = 12.0;
   tissue::Lineshape bound_lineshape = tissue::Lineshape::super_lorentzian;
+  // Whether the deck gives `p` (values or a map).
+  bool gives(tissue::Property p) const { return values.count(p) > 0 || map_datasets.count(p) > 0; }
 };
 
 // [simulation] engine: EPG, the isochromat engine, or (auto) EPG where a

@@ -119,9 +119,7 @@ sequence::Description pulseq_sequence(const Section& s, const std::filesystem::p
   }
   // EPG has no intra-voxel frequency spread: a tissue with one runs on the
   // isochromat engine (read_deck_tables refuses it under engine = "epg").
-  const bool spread = deck.tissue.values.count(tissue::Property::t2_prime) > 0 ||
-                      deck.tissue.map_datasets.count(tissue::Property::t2_prime) > 0;
-  if (spread && deck.engine == Engine::automatic) {
+  if (deck.tissue.gives(tissue::Property::t2_prime) && deck.engine == Engine::automatic) {
     deck.engine_reason =
         "the tissue has t2_prime_ms, an intra-voxel frequency spread that EPG does not model";
   } else if (deck.engine != Engine::isochromat) {

@@ -140,7 +140,7 @@ std::int64_t IsochromatSimulator::most_frequency_offsets(const tissue::Tissue& t
     const double total = double(plan_.size()) * double(offsets);
     if (total > double(settings_.max_isochromats)) {
       throw std::invalid_argument(
-          "t2_prime_ms = " + format("%g", 1e3 * t2_prime) + " over " +
+          "t2_prime_ms = " + format("%g", 1e3 * t2_prime) + " with up to " +
           format("%g", 1e3 * dephasing) + " ms of dephasing needs " + std::to_string(offsets) +
           " frequency offsets (accuracy " + format("%g", accuracy) + "), times " +
           std::to_string(plan_.size()) + " isochromats per voxel: " + format("%.3g", total) +

@@ -403,6 +403,15 @@ void expect_lorentzian_decay(bool refocus) {
   engine.run_into<TEST_EXECSPACE>(plain, without.data(), nullptr);
   engine.run_into<TEST_EXECSPACE>(spread, with.data(), nullptr);
   ASSERT_GT(engine.most_frequency_offsets(spread), 1000);
+  // Beyond max_isochromats a voxel is refused, with the counts.
+  settings.max_isochromats = 1000;
+  try {
+    simulate::IsochromatSimulator(c.table, settings).most_frequency_offsets(spread);
+    ADD_FAILURE() << "a spread beyond max_isochromats ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("frequency offsets"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("isochromat_accuracy"), std::string::npos) << e.what();
+  }
   for (std::size_t n = 0; n < samples; ++n) {
     const double factor = std::exp(-c.dephasing_s[n] / t2_prime);
     EXPECT_NEAR(with[2 * n], factor * without[2 * n], 1e-3) << "sample " << n;
