@@ -132,7 +132,7 @@ int run_kspace(const SimulateArgs& args, app::Deck& deck, const parallel::Commun
         encoding.fov_mm[a] = 1e3 * double(n[a]) * deck.isochromat.voxel_size_m[std::size_t(a)];
       }
       encoding.trajectory = "other";
-      layout = io::mrd::label_cartesian(readouts, encoding)
+      layout = io::mrd::label_cartesian(readouts, encoding, deck.isochromat.voxel_size_m)
                    ? "Cartesian, " + std::to_string(encoding.matrix[1]) + " lines" +
                          (encoding.matrix[2] > 1
                               ? " x " + std::to_string(encoding.matrix[2]) + " partitions"

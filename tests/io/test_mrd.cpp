@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <array>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -269,6 +271,10 @@ TEST(Mrd, raw_dataset_keeps_data_and_trajectory) {
         a.trajectory.push_back(0.1f * float(n) - float(axis + k));
     }
   }
+  written[1].read_dir = {0.0f, 1.0f, 0.0f};
+  written[1].phase_dir = {0.0f, 0.0f, 1.0f};
+  written[1].slice_dir = {1.0f, 0.0f, 0.0f};
+  written[1].reversed = true;
   write_raw_dataset(path, raw_header_xml(RawEncoding{}), written);
   {
     ISMRMRD::Dataset d(path.c_str(), "dataset", false);
@@ -279,6 +285,13 @@ TEST(Mrd, raw_dataset_keeps_data_and_trajectory) {
     EXPECT_FLOAT_EQ(acq.traj(1, 2), 0.2f - 2.0f);  // dimension 1 of sample 2
     EXPECT_EQ(acq.data(2, 0), std::complex<float>(1.0f, 2.0f));
     EXPECT_EQ(acq.idx().kspace_encode_step_1, 1);
+    EXPECT_EQ(acq.read_dir()[1], 1.0f);
+    EXPECT_EQ(acq.phase_dir()[2], 1.0f);
+    EXPECT_EQ(acq.slice_dir()[0], 1.0f);
+    EXPECT_TRUE(acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_REVERSE));
+    d.readAcquisition(0, acq);
+    EXPECT_EQ(acq.read_dir()[0], 1.0f);
+    EXPECT_FALSE(acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_REVERSE));
   }
   const Measurement m = read_dataset(path);
   ASSERT_EQ(m.acquisitions.size(), 2u);
@@ -327,6 +340,8 @@ TEST(Mrd, cartesian_files_are_numbered_by_line_and_others_left_alone) {
     lines.insert(a.encode_step_1);
     // The line's phase-encode position: (line - 32) / 64 cycles per voxel.
     EXPECT_NEAR(a.trajectory[1], (a.encode_step_1 - 32) / 64.0, 1e-5);
+    EXPECT_EQ(a.read_dir[0], 1.0f);
+    EXPECT_EQ(a.phase_dir[1], 1.0f);
   }
   EXPECT_EQ(lines.size(), 64u);
   std::vector<Acquisition> radial =
@@ -367,6 +382,79 @@ TEST(Mrd, cartesian_grids_take_partitions_and_off_grid_lines_are_refused) {
   EXPECT_FALSE(label_cartesian(off, unchanged));
   EXPECT_EQ(unchanged.trajectory, "cartesian");
   EXPECT_EQ(off[2].encode_step_1, 0);
+}
+
+// A grid turned by 30 degrees about z, in a voxel twice as long along y
+// (trajectories in cycles per voxel): readouts along (cos, sin, 0), lines
+// 0.25 / mm apart along (-sin, cos, 0), partitions 0.5 apart along z, every
+// other line read backwards (an EPI). It is labelled in its own frame: the
+// lines and partitions numbered from the lowest, the frame's directions
+// (physical), the backward lines marked, the field of view in that order.
+TEST(Mrd, turned_grids_are_labelled_in_their_own_frame) {
+  const double turn = M_PI / 6.0;
+  const std::array<double, 3> edge{1.0, 2.0, 1.0};
+  const std::array<double, 3> read{std::cos(turn), std::sin(turn), 0.0};
+  const std::array<double, 3> phase{-std::sin(turn), std::cos(turn), 0.0};
+  const auto line = [&](int j, int m) {
+    Acquisition a;
+    a.samples = 4;
+    a.trajectory_dimensions = 3;
+    const double sweep = (j % 2 == 0) ? 1.0 : -1.0;
+    for (int n = 0; n < 4; ++n) {
+      for (int d = 0; d < 3; ++d) {
+        const double k = sweep * (n - 2) * 0.25 * read[std::size_t(d)] +
+                         0.25 * j * phase[std::size_t(d)] + (d == 2 ? 0.5 * m : 0.0);
+        a.trajectory.push_back(float(k * edge[std::size_t(d)]));  // cycles per voxel
+      }
+    }
+    return a;
+  };
+  std::vector<Acquisition> grid;
+  for (int m = -1; m <= 0; ++m) {
+    for (int j = -2; j <= 1; ++j) grid.push_back(line(j, m));
+  }
+  RawEncoding encoding;
+  encoding.fov_mm[0] = 100.0;
+  encoding.fov_mm[1] = 200.0;
+  encoding.fov_mm[2] = 300.0;
+  ASSERT_TRUE(label_cartesian(grid, encoding, edge));
+  EXPECT_EQ(encoding.matrix[1], 4);
+  EXPECT_EQ(encoding.matrix[2], 2);
+  EXPECT_EQ(encoding.centre_line, 2);
+  EXPECT_EQ(encoding.centre_partition, 1);
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const int j = int(i % 4) - 2, m = int(i / 4) - 1;
+    EXPECT_EQ(grid[i].encode_step_1, j + 2);
+    EXPECT_EQ(grid[i].encode_step_2, m + 1);
+    EXPECT_EQ(grid[i].reversed, j % 2 != 0);
+    for (std::size_t d = 0; d < 3; ++d) {
+      EXPECT_NEAR(grid[i].read_dir[d], read[d], 1e-6);
+      EXPECT_NEAR(grid[i].phase_dir[d], phase[d], 1e-6);
+      EXPECT_NEAR(grid[i].slice_dir[d], d == 2 ? 1.0 : 0.0, 1e-6);
+    }
+  }
+  EXPECT_EQ(encoding.fov_mm[0], 100.0);
+  EXPECT_EQ(encoding.fov_mm[1], 200.0);
+  EXPECT_EQ(encoding.fov_mm[2], 300.0);
+  // Read along y, lines along x: the field of view follows the directions.
+  std::vector<Acquisition> swapped;
+  for (int j = -1; j <= 1; ++j) {
+    Acquisition a;
+    a.samples = 3;
+    a.trajectory_dimensions = 3;
+    for (int n = 0; n < 3; ++n) a.trajectory.insert(a.trajectory.end(), {0.3f * j, 0.3f * n, 0.0f});
+    swapped.push_back(a);
+  }
+  RawEncoding axes;
+  axes.fov_mm[0] = 100.0;
+  axes.fov_mm[1] = 200.0;
+  axes.fov_mm[2] = 300.0;
+  ASSERT_TRUE(label_cartesian(swapped, axes));
+  EXPECT_EQ(axes.fov_mm[0], 200.0);
+  EXPECT_EQ(axes.fov_mm[1], 100.0);
+  EXPECT_EQ(swapped[0].read_dir[1], 1.0f);
+  EXPECT_EQ(swapped[0].phase_dir[0], 1.0f);
+  EXPECT_EQ(swapped[2].encode_step_1, 2);
 }
 
 // A series of 3 complex 3 x 2 images becomes 6 voxel signals of 3 samples:

@@ -237,80 +237,6 @@ std::string raw_header_xml(const RawEncoding& encoding) {
   return xml.str();
 }
 
-bool label_cartesian(std::vector<Acquisition>& acquisitions, RawEncoding& encoding) {
-  // Trajectories are in cycles per voxel, grid steps at least 1 / 65535.
-  constexpr double tolerance = 1e-5;
-  if (acquisitions.empty()) return false;
-  int readout = -1;
-  std::vector<std::array<double, 3>> position(acquisitions.size());
-  for (std::size_t i = 0; i < acquisitions.size(); ++i) {
-    const Acquisition& a = acquisitions[i];
-    if (a.trajectory_dimensions != 3 || a.samples < 2 ||
-        a.trajectory.size() != std::size_t(a.samples) * 3) {
-      return false;
-    }
-    std::array<double, 3> low{}, high{};
-    for (int d = 0; d < 3; ++d) low[d] = high[d] = a.trajectory[std::size_t(d)];
-    for (int n = 0; n < a.samples; ++n) {
-      for (int d = 0; d < 3; ++d) {
-        const double v = a.trajectory[std::size_t(n) * 3 + std::size_t(d)];
-        low[d] = std::min(low[d], v);
-        high[d] = std::max(high[d], v);
-      }
-    }
-    int axis = 0;
-    for (int d = 1; d < 3; ++d) {
-      if (high[d] - low[d] > high[axis] - low[axis]) axis = d;
-    }
-    if (readout >= 0 && axis != readout) return false;
-    readout = axis;
-    for (int d = 0; d < 3; ++d) {
-      if (d != readout && high[d] - low[d] > tolerance) return false;
-      position[i][d] = 0.5 * (low[d] + high[d]);
-    }
-  }
-  // Each phase axis' whole steps, lowest first.
-  std::vector<std::vector<long>> steps;
-  std::vector<long> lowest;
-  for (int d = 0; d < 3; ++d) {
-    if (d == readout) continue;
-    std::vector<double> values;
-    for (const auto& p : position) values.push_back(p[d]);
-    std::sort(values.begin(), values.end());
-    if (std::abs(values.front()) <= tolerance && std::abs(values.back()) <= tolerance) continue;
-    double step = 0.0;
-    for (std::size_t i = 1; i < values.size(); ++i) {
-      const double gap = values[i] - values[i - 1];
-      if (gap > tolerance && (step == 0.0 || gap < step)) step = gap;
-    }
-    if (step == 0.0) step = std::abs(values.front());  // one line off the centre
-    std::vector<long> index;
-    for (const auto& p : position) {
-      const double q = p[d] / step;
-      if (std::abs(q - std::nearbyint(q)) > 0.01) return false;
-      index.push_back(std::lround(q));
-    }
-    const auto [low, high] = std::minmax_element(index.begin(), index.end());
-    if (*high - *low >= 65535) return false;
-    lowest.push_back(*low);
-    for (long& v : index) v -= lowest.back();
-    steps.push_back(std::move(index));
-  }
-  for (std::size_t i = 0; i < acquisitions.size(); ++i) {
-    acquisitions[i].encode_step_1 = steps.size() > 0 ? std::uint16_t(steps[0][i]) : 0;
-    acquisitions[i].encode_step_2 = steps.size() > 1 ? std::uint16_t(steps[1][i]) : 0;
-  }
-  const auto size = [&](std::size_t k) {
-    return k < steps.size() ? int(*std::max_element(steps[k].begin(), steps[k].end())) + 1 : 1;
-  };
-  encoding.matrix[1] = size(0);
-  encoding.matrix[2] = size(1);
-  encoding.centre_line = steps.size() > 0 ? int(-lowest[0]) : 0;
-  encoding.centre_partition = steps.size() > 1 ? int(-lowest[1]) : 0;
-  encoding.trajectory = "cartesian";
-  return true;
-}
-
 void write_raw_dataset(const std::string& path, const std::string& header_xml,
                        const std::vector<Acquisition>& acquisitions) {
   const std::string temporary = path + ".tmp-" + std::to_string(::getpid());
@@ -327,6 +253,12 @@ void write_raw_dataset(const std::string& path, const std::string& header_xml,
         acq.sample_time_us() = a.sample_time_us;
         acq.idx().kspace_encode_step_1 = a.encode_step_1;
         acq.idx().kspace_encode_step_2 = a.encode_step_2;
+        for (int d = 0; d < 3; ++d) {
+          acq.read_dir()[d] = a.read_dir[std::size_t(d)];
+          acq.phase_dir()[d] = a.phase_dir[std::size_t(d)];
+          acq.slice_dir()[d] = a.slice_dir[std::size_t(d)];
+        }
+        if (a.reversed) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_IS_REVERSE);
         if (&a == &acquisitions.back()) acq.setFlag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
         std::copy(a.data.begin(), a.data.begin() + a.samples, acq.getDataPtr());
         const std::size_t trajectory_floats = std::size_t(a.samples) * a.trajectory_dimensions;

@@ -5,6 +5,7 @@
 // names the source and, for streams, the byte offset and message.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <istream>
@@ -28,7 +29,14 @@ struct Acquisition {
   float sample_time_us = 0.0f;
   std::uint16_t encode_step_1 = 0;  // the readout's line (written, not read)
   std::uint16_t encode_step_2 = 0;  // its partition (written, not read)
-  std::vector<float> trajectory;    // [sample][dimension]
+  // The readout's, the lines' and the partitions' directions (physical
+  // frame, unit), and whether the samples run against the read direction
+  // (an EPI's every other line); written, not read.
+  std::array<float, 3> read_dir{1.0f, 0.0f, 0.0f};
+  std::array<float, 3> phase_dir{0.0f, 1.0f, 0.0f};
+  std::array<float, 3> slice_dir{0.0f, 0.0f, 1.0f};
+  bool reversed = false;
+  std::vector<float> trajectory;  // [sample][dimension]
   std::vector<std::complex<float>> data;
 };
 
@@ -98,14 +106,20 @@ struct RawEncoding {
 };
 std::string raw_header_xml(const RawEncoding& encoding);
 
-// Where the acquisitions' trajectories (three dimensions each) are the lines
-// of a Cartesian grid (one readout axis for all, the other coordinates
-// constant along each readout and on whole multiples of one step per axis),
-// numbers them from the grid's lowest (encode_step_1 along the first such
-// axis of x, y, z, encode_step_2 along a second), sets the matrix's lines and
-// partitions, the centre and the trajectory "cartesian", and returns true;
-// otherwise changes nothing.
-bool label_cartesian(std::vector<Acquisition>& acquisitions, RawEncoding& encoding);
+// Where the acquisitions' trajectories (three dimensions each, in cycles per
+// voxel of edges `voxel_m`) are the lines of a Cartesian grid, turned or not:
+// the readouts share one direction, the other coordinates are constant along
+// each readout and lie on a rectangular lattice across it (whole multiples of
+// one step along each lattice axis). Then numbers the lines from the grid's
+// lowest (encode_step_1 along the lattice axis nearer to x, then y, then z;
+// encode_step_2 along the other), sets each acquisition's read, phase and
+// slice directions (physical, the lattice axes; the read direction's largest
+// component positive, a line running against it `reversed`), the matrix's
+// lines and partitions, the centre, the field of view in that order (the
+// physical axes nearest each direction), the trajectory "cartesian", and
+// returns true; otherwise changes nothing.
+bool label_cartesian(std::vector<Acquisition>& acquisitions, RawEncoding& encoding,
+                     const std::array<double, 3>& voxel_m = {1.0, 1.0, 1.0});
 
 // Writes an ISMRMRD HDF5 file (group "dataset") holding the header and the
 // acquisitions (one channel each), through "<path>.tmp-<pid>" renamed into
