@@ -31,11 +31,12 @@ TEST(TEST_CATEGORY, isochromat_voxel_shared_by_several_teams_sums_its_whole_grid
   EXPECT_LT(relative_difference(ours, reference_at(file, voxel, t)), 2e-5);
 }
 
-// The corpus: every file with a readout, played at a grid over a 1 mm voxel
-// at the slice of its first selective pulse, against the reference at the
-// same isochromats over the first 24 samples after its first pulse. What
-// separates the two is float rounding, a part in 10^7 per step over up to
-// 10^5 steps.
+// The corpus: every file with a readout, played whole at a grid over a 1 mm
+// voxel at the slice of its first selective pulse, against the reference at
+// the same isochromats. What separates the two is float rounding: the first
+// 24 samples after the first pulse agree to 2e-5 of the largest; over the
+// whole file, where each step's roundings add at random (a balanced SSFP
+// keeps them for about T1), to 1e-7 sqrt(steps).
 TEST(TEST_CATEGORY, isochromat_engine_agrees_with_the_reference_on_the_corpus) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(LARMOR_SOURCE_DIR) / ".." / "shared" / "data" / "pulseq-corpus";
@@ -71,10 +72,8 @@ TEST(TEST_CATEGORY, isochromat_engine_agrees_with_the_reference_on_the_corpus) {
     std::size_t first = 0;
     while (first < table.samples() && table.sample_time_s[first] < first_pulse) ++first;
     if (first == table.samples()) continue;  // no sample follows a pulse
-    const std::size_t wanted = std::min<std::size_t>(table.samples(), first + 24);
+    const std::size_t wanted = table.samples(), early = std::min(wanted, first + 24);
     options.end_time_s = table.sample_time_s[wanted - 1] + 1e-9;
-    table = io::pulseq::to_step_table(file, options);
-    ASSERT_EQ(table.samples(), wanted) << path;
     IsochromatVoxel voxel;
     voxel.counts = {4, 4, 4};
     voxel.centre_m = table.slice_position_m;
@@ -88,11 +87,18 @@ TEST(TEST_CATEGORY, isochromat_engine_agrees_with_the_reference_on_the_corpus) {
     ref.erase(ref.begin(), ref.begin() + std::ptrdiff_t(first));
     ref.resize(ours.size());
     const double difference = relative_difference(ours, ref);
-    EXPECT_LT(difference, 2e-5) << path;
+    EXPECT_LT(difference, 1e-7 * std::sqrt(double(table.steps()))) << path;
+    const std::vector<Complex> ours_early(ours.begin(),
+                                          ours.begin() + std::ptrdiff_t(early - first));
+    const double early_difference = relative_difference(
+        ours_early, std::vector<reference::BlochSample>(
+                        ref.begin(), ref.begin() + std::ptrdiff_t(early - first)));
+    EXPECT_LT(early_difference, 2e-5) << path;
     if (std::getenv("LARMOR_CORPUS_VERBOSE") != nullptr) {
-      std::printf("%-48s %8zu steps %6zu samples  difference %.2e\n",
-                  path.filename().string().c_str(), table.steps(), table.samples(), difference);
-      for (std::size_t i = 0; i < ours.size(); ++i) {
+      std::printf("%-48s %8zu steps %6zu samples  difference %.2e (first 24: %.2e)\n",
+                  path.filename().string().c_str(), table.steps(), table.samples(), difference,
+                  early_difference);
+      for (std::size_t i = 0; i < early - first; ++i) {
         std::printf("  %3zu %10.4f ms  engine (%9.6f, %9.6f)  reference (%9.6f, %9.6f)\n", i,
                     ref[i].time_s * 1e3, ours[i].real(), ours[i].imag(), ref[i].value.real(),
                     ref[i].value.imag());
