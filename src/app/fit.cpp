@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 
 #include "app/perk_model_file.hpp"
@@ -12,6 +13,7 @@
 #include "estimators/nlls/nlls.hpp"
 #include "estimators/perk/impl/perk_device.hpp"
 #include "io/nifti_file.hpp"
+#include "simulate/isochromat_simulator.hpp"
 #include "simulate/simulator.hpp"
 
 namespace larmor::app {
@@ -185,8 +187,11 @@ std::int64_t match_chunk_voxels(std::int64_t voxels, int samples) {
 
 // Dictionary matching: every rank builds the same dictionary from the deck's
 // [tissue] grid (and compresses it), then matches its voxels.
+// `simulate_atoms` runs the grid's atoms on the deck's engine.
+using AtomSimulation =
+    std::function<estimators::dictionary::Dictionary(const tissue::Tissue& atoms)>;
 std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm,
-                           const std::string& deck_path, const simulate::Simulator& sim,
+                           const std::string& deck_path, const AtomSimulation& simulate_atoms,
                            const Measured& data, std::vector<FitMap>& outputs, double& train_s,
                            double& compress_s, double& estimate_s, const PhaseEnd& end_phase) {
   const parallel::Range& mine = data.mine;
@@ -197,8 +202,7 @@ std::string dictionary_fit(const FitDeck& fd, const parallel::Communicator& comm
   }
   const parallel::Communicator self(MPI_COMM_SELF);
   const LocalVoxels atoms = load_local_tissue(fd.deck.tissue, self, deck_path);
-  estimators::dictionary::Dictionary dict =
-      estimators::dictionary::simulate_dictionary(sim, atoms.tissue);
+  estimators::dictionary::Dictionary dict = simulate_atoms(atoms.tissue);
   end_phase("dictionary", "compute");
   const auto compress_start = clock::now();
   if (fd.compress_energy > 0.0) {
@@ -458,13 +462,41 @@ FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
                         const parallel::Communicator& comm, const Measured& data, bool talk,
                         const PhaseEnd& end_phase) {
   const int d = data.samples;
-  const simulate::Simulator sim(fd.deck.sequence, fd.deck.simulation);
-  if (sim.samples() != d) {
-    throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset + " has " +
-                                std::to_string(d) + " samples per voxel; the deck's sequence " +
-                                "records " + std::to_string(sim.samples()));
-  }
+  const auto check_samples = [&](std::size_t recorded) {
+    if (int(recorded) != d) {
+      throw std::invalid_argument(fd.data_path + ": " + fd.signals_dataset + " has " +
+                                  std::to_string(d) + " samples per voxel; the deck's sequence " +
+                                  "records " + std::to_string(recorded));
+    }
+  };
   FitResult r;
+  if (fd.deck.isochromats) {  // method = "dictionary" (read_fit_deck refuses the others)
+    const simulate::IsochromatSimulator engine(*fd.deck.steps, fd.deck.isochromat);
+    check_samples(engine.samples());
+    const AtomSimulation on_isochromats = [&](const tissue::Tissue& atoms) {
+      const std::string refusal = simulate::isochromat_tissue_refusal(atoms);
+      if (!refusal.empty()) {
+        throw std::invalid_argument(deck_path +
+                                    ": [tissue]: the isochromat engine runs this file (" +
+                                    fd.deck.engine_reason + "), but " + refusal);
+      }
+      try {
+        engine.most_frequency_offsets(atoms);  // refuses a spread beyond max_isochromats
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(deck_path + ": [tissue] " + e.what());
+      }
+      std::vector<float> signals(std::size_t(atoms.voxels) * engine.samples() * 2);
+      engine.run(atoms, signals.data(), nullptr);
+      return estimators::dictionary::make_dictionary(signals, int(engine.samples()), atoms);
+    };
+    r.summary = dictionary_fit(fd, comm, deck_path, on_isochromats, data, r.maps, r.train_s,
+                               r.compress_s, r.estimate_s, end_phase) +
+                "; atoms on the isochromat engine (" + fd.deck.engine_reason +
+                "): " + engine.plan().report;
+    return r;
+  }
+  const simulate::Simulator sim(fd.deck.sequence, fd.deck.simulation);
+  check_samples(sim.samples());
   if (fd.method == "nlls") {
     r.summary =
         nlls_fit(fd, sim, data.mine, data.signals, data.known_all, r.maps, r.estimate_s, end_phase);
@@ -472,7 +504,10 @@ FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
     r.summary = perk_fit(fd, comm, talk, d, data.mine, data.signals, data.known_all, r.maps,
                          r.report, r.train_s, r.estimate_s, end_phase);
   } else {
-    r.summary = dictionary_fit(fd, comm, deck_path, sim, data, r.maps, r.train_s, r.compress_s,
+    const AtomSimulation on_epg = [&sim](const tissue::Tissue& atoms) {
+      return estimators::dictionary::simulate_dictionary(sim, atoms);
+    };
+    r.summary = dictionary_fit(fd, comm, deck_path, on_epg, data, r.maps, r.train_s, r.compress_s,
                                r.estimate_s, end_phase);
   }
   return r;

@@ -86,7 +86,6 @@ FitDeck read_fit_deck(const std::string& path) {
   FitDeck out;
   const toml::table root = detail::parse_deck_file(path);
   out.deck = detail::read_deck_tables(root, path, {"data", "estimator"}, false);
-  require_epg(out.deck, "larmor fit");
   out.nifti_output = out.deck.nifti_output;
   const fs::path dir = fs::path(path).parent_path();
   auto resolve = [&](const std::string& name) {
@@ -117,6 +116,12 @@ FitDeck read_fit_deck(const std::string& path) {
   out.method = e.string("method", "perk");
   if (out.method != "perk" && out.method != "dictionary" && out.method != "nlls") {
     e.fail("method", "must be \"perk\", \"dictionary\" or \"nlls\"");
+  }
+  // PERK and NLLS simulate through EPG (training signals, derivatives); a
+  // dictionary's atoms are plain runs, which the isochromat engine plays.
+  if (out.method != "dictionary") {
+    require_epg(out.deck, "larmor fit with method = \"" + out.method + "\"",
+                "[estimator] method = \"dictionary\" (atoms simulated on that engine)");
   }
   out.nlls_iterations = e.integer("iterations", out.nlls_iterations, 1);
   out.compress_energy = e.number("compress_energy", out.compress_energy);
