@@ -485,8 +485,23 @@ FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(deck_path + ": [tissue] " + e.what());
       }
-      std::vector<float> signals(std::size_t(atoms.voxels) * engine.samples() * 2);
-      engine.run(atoms, signals.data(), nullptr);
+      // Isochromat atoms are costly: each rank plays its share, and every rank
+      // gathers all of them (a voxel's signal does not depend on the others).
+      const LocalVoxels share = load_local_tissue(fd.deck.tissue, comm, deck_path);
+      const std::size_t row_floats = engine.samples() * 2;
+      std::vector<float> mine(std::size_t(share.tissue.voxels) * row_floats);
+      std::string failure;
+      try {
+        engine.run(share.tissue, mine.data(), nullptr);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      comm.throw_if_any_failed(failure.empty(), failure);
+      const parallel::GatheredRows all =
+          comm.all_gather_rows(mine.data(), share.tissue.voxels, row_floats * sizeof(float));
+      std::vector<float> signals(all.bytes.size() / sizeof(float));
+      std::copy_n(all.bytes.data(), all.bytes.size(),
+                  reinterpret_cast<unsigned char*>(signals.data()));
       return estimators::dictionary::make_dictionary(signals, int(engine.samples()), atoms);
     };
     r.summary = dictionary_fit(fd, comm, deck_path, on_isochromats, data, r.maps, r.train_s,

@@ -141,6 +141,16 @@ void Communicator::throw_if_any_failed(bool local_ok, const std::string& local_e
 
 GatheredRows Communicator::gather_rows(const void* local_data, std::int64_t local_rows,
                                        std::size_t row_bytes, int root) const {
+  return gather_rows_to(local_data, local_rows, row_bytes, root);
+}
+
+GatheredRows Communicator::all_gather_rows(const void* local_data, std::int64_t local_rows,
+                                           std::size_t row_bytes) const {
+  return gather_rows_to(local_data, local_rows, row_bytes, -1);
+}
+
+GatheredRows Communicator::gather_rows_to(const void* local_data, std::int64_t local_rows,
+                                          std::size_t row_bytes, int root) const {
   if (local_rows < 0 || local_rows > INT_MAX) {
     throw std::invalid_argument("gather_rows: local row count " + std::to_string(local_rows) +
                                 " outside [0, INT_MAX]");
@@ -148,10 +158,12 @@ GatheredRows Communicator::gather_rows(const void* local_data, std::int64_t loca
   if (row_bytes > static_cast<std::size_t>(INT_MAX)) {
     throw std::invalid_argument("gather_rows: a row is larger than 2 GiB");
   }
+  const bool everywhere = root < 0;
   GatheredRows gathered;
   const int count = static_cast<int>(local_rows);
-  std::vector<int> counts(rank_ == root ? static_cast<std::size_t>(size_) : 0);
-  check_mpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_),
+  std::vector<int> counts(everywhere || rank_ == root ? static_cast<std::size_t>(size_) : 0);
+  check_mpi(everywhere ? MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_)
+                       : MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm_),
             "MPI_Gather(row counts)");
 
   std::vector<int> displacements(counts.size());
@@ -173,8 +185,11 @@ GatheredRows Communicator::gather_rows(const void* local_data, std::int64_t loca
   // A zero-row rank may pass nullptr; MPI wants a valid address regardless.
   static const unsigned char no_data = 0;
   const void* send = count > 0 ? local_data : &no_data;
-  const int status = MPI_Gatherv(send, count, row_type, gathered.bytes.data(), counts.data(),
-                                 displacements.data(), row_type, root, comm_);
+  const int status = everywhere
+                         ? MPI_Allgatherv(send, count, row_type, gathered.bytes.data(),
+                                          counts.data(), displacements.data(), row_type, comm_)
+                         : MPI_Gatherv(send, count, row_type, gathered.bytes.data(), counts.data(),
+                                       displacements.data(), row_type, root, comm_);
   MPI_Type_free(&row_type);
   check_mpi(status, "MPI_Gatherv(rows)");
   return gathered;

@@ -50,7 +50,8 @@ struct Consensus {
   explicit operator bool() const { return ok; }
 };
 
-// Rows gathered on the root by Communicator::gather_rows (empty elsewhere).
+// Rows gathered on the root by Communicator::gather_rows (empty elsewhere), or
+// on every rank by all_gather_rows.
 struct GatheredRows {
   std::vector<unsigned char> bytes;         // rank 0's rows, then rank 1's, ...
   std::vector<std::int64_t> rows_per_rank;  // size() == communicator size
@@ -121,8 +122,15 @@ class Communicator {
   // rank may hold more than 2 GiB). Ranks with zero rows still take part.
   GatheredRows gather_rows(const void* local_data, std::int64_t local_rows, std::size_t row_bytes,
                            int root = 0) const;
+  // The same rows on every rank (MPI_Allgatherv).
+  GatheredRows all_gather_rows(const void* local_data, std::int64_t local_rows,
+                               std::size_t row_bytes) const;
 
  private:
+  // gather_rows onto `root`, or onto every rank where root < 0.
+  GatheredRows gather_rows_to(const void* local_data, std::int64_t local_rows,
+                              std::size_t row_bytes, int root) const;
+
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;

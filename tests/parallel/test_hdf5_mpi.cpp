@@ -69,6 +69,29 @@ TEST(Partition, MaskedIndicesAreNonZeroEntriesInOrder) {
   EXPECT_EQ(masked_indices({1, 1, 1}), (std::vector<std::int64_t>{0, 1, 2}));
 }
 
+// Rank r holds r rows (rank 0 none) of three floats, r * 100 + 10 i + c:
+// every rank receives every row, in rank order, and the counts per rank.
+TEST(Communicator, AllGatherRowsGivesEveryRankEveryRowInRankOrder) {
+  const Communicator comm;
+  std::vector<float> mine;
+  for (int i = 0; i < comm.rank(); ++i) {
+    for (int c = 0; c < 3; ++c) mine.push_back(float(comm.rank() * 100 + 10 * i + c));
+  }
+  const auto all = comm.all_gather_rows(mine.data(), comm.rank(), 3 * sizeof(float));
+  ASSERT_EQ(all.rows_per_rank.size(), std::size_t(comm.size()));
+  std::vector<float> expected;
+  for (int r = 0; r < comm.size(); ++r) {
+    EXPECT_EQ(all.rows_per_rank[std::size_t(r)], r);
+    for (int i = 0; i < r; ++i) {
+      for (int c = 0; c < 3; ++c) expected.push_back(float(r * 100 + 10 * i + c));
+    }
+  }
+  ASSERT_EQ(all.bytes.size(), expected.size() * sizeof(float));
+  std::vector<float> got(expected.size());
+  std::copy_n(all.bytes.data(), all.bytes.size(), reinterpret_cast<unsigned char*>(got.data()));
+  EXPECT_EQ(got, expected);
+}
+
 // ---------------------------------------------------------------- HDF5 helpers
 
 // Value of element [row][col][component] of the test dataset; exact in float.
