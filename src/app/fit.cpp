@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "app/isochromat_atoms.hpp"
 #include "app/perk_model_file.hpp"
 #include "app/tissue_source.hpp"
 #include "estimators/dictionary/dictionary.hpp"
@@ -474,35 +475,7 @@ FitResult estimate_maps(FitDeck& fd, const std::string& deck_path,
     const simulate::IsochromatSimulator engine(*fd.deck.steps, fd.deck.isochromat);
     check_samples(engine.samples());
     const AtomSimulation on_isochromats = [&](const tissue::Tissue& atoms) {
-      const std::string refusal = simulate::isochromat_tissue_refusal(atoms);
-      if (!refusal.empty()) {
-        throw std::invalid_argument(deck_path +
-                                    ": [tissue]: the isochromat engine runs this file (" +
-                                    fd.deck.engine_reason + "), but " + refusal);
-      }
-      try {
-        engine.most_frequency_offsets(atoms);  // refuses a spread beyond max_isochromats
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(deck_path + ": [tissue] " + e.what());
-      }
-      // Isochromat atoms are costly: each rank plays its share, and every rank
-      // gathers all of them (a voxel's signal does not depend on the others).
-      const LocalVoxels share = load_local_tissue(fd.deck.tissue, comm, deck_path);
-      const std::size_t row_floats = engine.samples() * 2;
-      std::vector<float> mine(std::size_t(share.tissue.voxels) * row_floats);
-      std::string failure;
-      try {
-        engine.run(share.tissue, mine.data(), nullptr);
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      comm.throw_if_any_failed(failure.empty(), failure);
-      const parallel::GatheredRows all =
-          comm.all_gather_rows(mine.data(), share.tissue.voxels, row_floats * sizeof(float));
-      std::vector<float> signals(all.bytes.size() / sizeof(float));
-      std::copy_n(all.bytes.data(), all.bytes.size(),
-                  reinterpret_cast<unsigned char*>(signals.data()));
-      return estimators::dictionary::make_dictionary(signals, int(engine.samples()), atoms);
+      return isochromat_dictionary(engine, fd.deck, atoms, comm, deck_path);
     };
     r.summary = dictionary_fit(fd, comm, deck_path, on_isochromats, data, r.maps, r.train_s,
                                r.compress_s, r.estimate_s, end_phase) +
