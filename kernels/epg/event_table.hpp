@@ -13,6 +13,7 @@
 
 #include "common/kokkos_compat.hpp"
 #include "epg/event_abi.hpp"
+#include "epg/train_program.hpp"
 
 namespace larmor::epg {
 
@@ -146,6 +147,10 @@ struct EventTable {
   // The largest waveform a waveform pulse uses (0: none); a run needs that
   // many (TissueViews::waveforms).
   int waveforms = 0;
+  // The records as a train of steps (train_program.hpp) for the train
+  // kernel; empty where the stream is not one.
+  Kokkos::View<const TrainStep*, MemorySpace> train;
+  int train_steps = 0;
 };
 
 template <class MemorySpace>
@@ -162,6 +167,15 @@ EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int
   table.count = static_cast<int>(host.size());
   table.orders = orders;
   table.samples = sample_count;
+  const std::vector<TrainStep> steps = build_train_steps(host.data(), host.size());
+  if (!steps.empty()) {
+    Kokkos::View<TrainStep*, MemorySpace> train(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::train_steps"), steps.size());
+    Kokkos::deep_copy(train, Kokkos::View<const TrainStep*, Kokkos::HostSpace, kx::Unmanaged>(
+                                 steps.data(), steps.size()));
+    table.train = train;
+    table.train_steps = static_cast<int>(steps.size());
+  }
   for (const EventRecord& r : host) {
     if (kind_of(r) == abi::EventKind::pulse && slice_profile_of(r) > table.slice_profiles) {
       table.slice_profiles = slice_profile_of(r);

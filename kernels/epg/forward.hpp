@@ -14,6 +14,7 @@ namespace larmor::epg {
 
 inline constexpr const char* forward_kernel_name = "larmor::epg::forward";
 inline constexpr const char* tissue_jvp_kernel_name = "larmor::epg::tissue_jvp";
+inline constexpr const char* train_kernel_name = "larmor::epg::train";
 
 // What is compiled for a launch: orders per thread, voxels per group and groups
 // per team (the state layout), and the team size and event-tile length chosen
@@ -67,6 +68,18 @@ void simulate_forward(const ExecSpace& exec,
                       const SignalsOf<ExecSpace>& signals,
                       const CarriedState<typename ExecSpace::memory_space>& carry = {},
                       const LaunchOptions& options = {});
+
+// The forward run of a table compiled into a train of steps
+// (EventTable::train; impl/train_loop.hpp), on the complex states without
+// declared terms or a carried state: the same signals as simulate_forward
+// up to float rounding. False (nothing launched) where no layout of it is
+// compiled for the run's shape. simulate_forward takes it where
+// takes_train() says.
+template <class ExecSpace>
+bool simulate_train(const ExecSpace& exec,
+                    const EventTable<typename ExecSpace::memory_space>& events,
+                    const TissueViews<typename ExecSpace::memory_space>& tissue,
+                    const SignalsOf<ExecSpace>& signals, const LaunchOptions& options = {});
 
 // Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
 // of tissue_direction in event_loop.hpp): the same event loop at a dual

@@ -21,6 +21,11 @@ struct LaunchOptions {
   // plain one-voxel-per-thread kernel at every order count
   // (LARMOR_ADJOINT_LAYOUT=plain; the tests compare the two).
   bool plain_adjoint = false;
+  // The train kernel for forward runs it can take (simulate_train): on
+  // takes it, automatic and off the general event loop
+  // (LARMOR_EPG_TRAIN=auto|on|off).
+  enum class Train { automatic, on, off };
+  Train train = Train::automatic;
   // What the run is (the sequence's builder or file): Kokkos Tools and
   // profilers see each launch as "larmor::epg::forward[mrf]".
   std::string label;

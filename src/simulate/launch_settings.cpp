@@ -44,6 +44,13 @@ LaunchSettings LaunchSettings::from_environment() {
                  "plain or grouped");
     s.kernels.plain_adjoint = adjoint == "plain";
   }
+  if (const std::string train = variable("LARMOR_EPG_TRAIN"); !train.empty()) {
+    check_member("larmor::epg: ", "LARMOR_EPG_TRAIN", train, {"auto", "on", "off"},
+                 "auto, on or off");
+    s.kernels.train = train == "on"    ? epg::LaunchOptions::Train::on
+                      : train == "off" ? epg::LaunchOptions::Train::off
+                                       : epg::LaunchOptions::Train::automatic;
+  }
   if (const std::string trim = variable("LARMOR_TRIM_ORDERS"); !trim.empty()) {
     check_member("", "LARMOR_TRIM_ORDERS", trim, {"on", "off"}, "on or off");
     s.trim_orders = trim == "on";

@@ -15,7 +15,7 @@ enum class RealPathMode { automatic, on, off };
 
 struct LaunchSettings {
   // LARMOR_EPG_LAYOUT=OPTxLANES, LARMOR_REAL_SCALAR=0|1,
-  // LARMOR_ADJOINT_LAYOUT=plain|grouped.
+  // LARMOR_ADJOINT_LAYOUT=plain|grouped, LARMOR_EPG_TRAIN=auto|on|off.
   epg::LaunchOptions kernels;
   // LARMOR_TRIM_ORDERS=on|off: off runs every order of the truncation, even
   // those no sample reads.

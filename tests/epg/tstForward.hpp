@@ -83,6 +83,91 @@ TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
   }
 }
 
+// The train kernel (simulate_train: the table compiled into steps, each
+// voxel's scalars computed once per step) and the general event loop, each
+// forced, against the reference: pulses and samples with and without shifts
+// and spoilers between them, samples without a pulse before them, RF
+// spoiling's phases, off resonance, and order counts that pad the blocks.
+TEST(TEST_CATEGORY, the_train_kernel_and_the_event_loop_match_reference) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  sequence::Description random;
+  random.name = "random";
+  for (int i = 0; i < 140; ++i) {
+    sequence::Event e;
+    const double k = u(rng);
+    e.kind =
+        k < 0.4 ? abi::EventKind::pulse : (k < 0.8 ? abi::EventKind::adc : abi::EventKind::wait);
+    e.duration_s = u(rng) < 0.2 ? 0.0 : 0.01 * u(rng);
+    e.phase_rad = 40.0 * (u(rng) - 0.5);
+    if (e.kind == abi::EventKind::pulse) {
+      e.flip_rad = 3.5 * u(rng);
+      if (u(rng) < 0.5) e.action |= abi::action::crush_before | abi::action::crush_after;
+      if (u(rng) < 0.2) e.action |= abi::action::b1_fixed;
+    } else {
+      if (u(rng) < 0.5) e.action |= abi::action::shift_after;
+      if (u(rng) < 0.1) e.action |= abi::action::spoil_after;
+    }
+    random.events.push_back(e);
+  }
+  sequence::MrfParams mrf;
+  for (int n = 0; n < 90; ++n) {
+    mrf.schedule.push_back(
+        {0.1 + 0.9 * u(rng), n % 3 ? 0.0 : 180.0 * u(rng), 3e-3 * u(rng), 1e-3 * u(rng)});
+  }
+  sequence::SpgrParams spgr;
+  spgr.repetitions = 80;
+  spgr.flip_deg = 25.0;
+  const EveryOrder every_order;
+  for (const auto& d : {random, sequence::build_mrf(mrf), sequence::build_spgr(spgr)}) {
+    simulate::Simulator sim(d);
+    const auto table = epg::make_event_table<typename TEST_EXECSPACE::memory_space>(
+        sim.packed().ref(), sim.kernel_states(), sim.samples());
+    ASSERT_GT(table.train_steps, 0) << d.name << " is not compiled into a train";
+    for (const char* mode : {"on", "off"}) {
+      const ScopedSetting train("LARMOR_EPG_TRAIN", mode);
+      for (int orders : {1, 3, 13, 64, 97}) {
+        for (bool off_resonance : {true, false}) {
+          SCOPED_TRACE(d.name + ", LARMOR_EPG_TRAIN=" + mode + ", orders = " +
+                       std::to_string(orders) + (off_resonance ? ", off resonance" : ""));
+          expect_matches_reference(d, random_tissue(7, 3 + orders, off_resonance), orders);
+        }
+      }
+    }
+  }
+}
+
+// The train of a spoiled gradient echo is one step per repetition: its pulse
+// after the previous readout's spoiler shift and TR - TE of free evolution
+// (TE before the first: the builder's first interval), its sample TE later
+// with no shift between; ideal spoiling marks every pulse after the first.
+TEST(TEST_CATEGORY, a_spoiled_gradient_echo_compiles_to_one_step_per_repetition) {
+  for (auto spoiler : {sequence::Spoiler::gradient_shift, sequence::Spoiler::ideal}) {
+    sequence::SpgrParams p;
+    p.repetitions = 40;
+    p.spoiler = spoiler;
+    simulate::Simulator sim(sequence::build_spgr(p));
+    const abi::PackedEventsRef ref = sim.packed().ref();
+    const auto records = epg::build_event_records(ref, 16, sim.samples());
+    const auto steps = epg::build_train_steps(records.data(), records.size());
+    ASSERT_EQ(int(steps.size()), p.repetitions);
+    const bool ideal = spoiler == sequence::Spoiler::ideal;
+    for (int n = 0; n < p.repetitions; ++n) {
+      const epg::TrainStep& s = steps[std::size_t(n)];
+      SCOPED_TRACE("step " + std::to_string(n));
+      EXPECT_TRUE(s.control & epg::train::has_pulse);
+      EXPECT_EQ(s.output_index, n);
+      EXPECT_EQ(epg::shifts_before_pulse(s.control), n > 0 && !ideal ? 1 : 0);
+      EXPECT_EQ(epg::shifts_before_sample(s.control), 0);
+      EXPECT_EQ((s.control & epg::train::spoiled_before_pulse) != 0, n > 0 && ideal);
+      EXPECT_FALSE(s.control & epg::train::spoiled_before_sample);
+      EXPECT_NEAR(s.pulse_elapsed, n > 0 ? p.tr_s : 0.0, 1e-9);
+      EXPECT_NEAR(s.sample_elapsed, p.te_s, 1e-9);
+      EXPECT_NEAR(s.flip, p.flip_deg * M_PI / 180.0, 1e-6);
+    }
+  }
+}
+
 TEST(TEST_CATEGORY, every_compiled_device_layout_matches_reference) {
   if (kx::is_host_space_v<TEST_EXECSPACE>) GTEST_SKIP() << "layouts are chosen on device backends";
   sequence::MeseParams mese;

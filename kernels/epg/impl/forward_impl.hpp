@@ -277,6 +277,23 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis,
   return s;
 }
 
+// Whether a forward run takes the train kernel: a table compiled into a
+// train, on the complex states (the real path has its own kernel), without
+// declared terms, carried state or a requested layout; where asked for
+// (LaunchOptions::Train::on), not yet by default.
+template <class ExecSpace>
+bool takes_train(const EventTable<typename ExecSpace::memory_space>& events,
+                 const TissueViews<typename ExecSpace::memory_space>& tissue,
+                 const CarriedState<typename ExecSpace::memory_space>& carry,
+                 const LaunchOptions& options) {
+  if (options.train == LaunchOptions::Train::off || events.train_steps == 0 || events.on_axis ||
+      declares_terms(tissue) || carry.in.extent(0) > 0 || carry.out.extent(0) > 0 ||
+      options.layout_requested()) {
+    return false;
+  }
+  return options.train == LaunchOptions::Train::on;
+}
+
 template <class ExecSpace>
 void simulate_forward(const ExecSpace& exec,
                       const EventTable<typename ExecSpace::memory_space>& events,
@@ -308,6 +325,10 @@ void simulate_forward(const ExecSpace& exec,
     check_order_limit(events.orders, name);
     detail::launch_waveform_layout<ExecSpace>(exec, events, tissue, signals,
                                               launch_name(forward_kernel_name, options), {}, carry);
+    return;
+  }
+  if (takes_train<ExecSpace>(events, tissue, carry, options) &&
+      simulate_train<ExecSpace>(exec, events, tissue, signals, options)) {
     return;
   }
   LaunchShape shape = choose_launch_shape<ExecSpace>(

@@ -7,8 +7,8 @@
 #include "common/kokkos_compat.hpp"
 #include "common/sincos.hpp"
 #include "epg/impl/operators.hpp"
-#include "epg/slice_profile.hpp"
 #include "epg/impl/state_block.hpp"
+#include "epg/slice_profile.hpp"
 
 namespace larmor::epg {
 
@@ -19,6 +19,17 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 #endif
+
+// exp(-t rate). On a device one MUFU.EX2 instead of expf's sequence of about
+// ten instructions (relative error below 2^-22; factors below 2^-126 flush
+// to zero, as an interval of over 87 relaxation times leaves nothing).
+KOKKOS_FORCEINLINE_FUNCTION float relaxation_decay(float t, float rate) {
+#if defined(__CUDA_ARCH__)
+  return exp2_approx((-t * 1.44269504088896341f) * rate);
+#else
+  return kx::exp(-t * rate);
+#endif
+}
 
 // Deferred relaxation (forward runs at float). On the axis an interval's
 // relaxation is diagonal (E2 on a and b, E1 on c) plus the recovery of c_0,
@@ -64,23 +75,11 @@ struct IntervalCache {
                                            const float (&r2)[Lanes]) {
     if (t == duration) return;
     duration = t;
-#if defined(__CUDA_ARCH__)
-    // One MUFU.EX2 per factor instead of expf's sequence of about ten
-    // instructions (relative error below 2^-22; factors below 2^-126 flush to
-    // zero, as an interval of over 87 relaxation times leaves nothing).
-    const float minus_t_log2e = -t * 1.44269504088896341f;
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      e2[l] = exp2_approx(minus_t_log2e * r2[l]);
-      if constexpr (WithT1) e1[l] = exp2_approx(minus_t_log2e * r1[l]);
+      e2[l] = relaxation_decay(t, r2[l]);
+      if constexpr (WithT1) e1[l] = relaxation_decay(t, r1[l]);
     }
-#else
-    LARMOR_UNROLL
-    for (int l = 0; l < Lanes; ++l) {
-      e2[l] = kx::exp(-t * r2[l]);
-      if constexpr (WithT1) e1[l] = kx::exp(-t * r1[l]);
-    }
-#endif
   }
 };
 
@@ -192,26 +191,33 @@ struct PendingComplexRotation {
   float c2_im[Lanes];
   float zero_re[Lanes], zero_im[Lanes], zero_z[Lanes];  // order 0: v_im r, v_re r, ca r
 
+  // Filled by the caller (set(), or the train kernel from its step factors).
+  PendingComplexRotation() = default;
+
   KOKKOS_FORCEINLINE_FUNCTION PendingComplexRotation(const LaneRotations<float, Lanes>& rotation,
                                                      const PendingEvolution<Lanes>& pending) {
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
-      const float a_re = pending.rot_re[l], a_im = pending.rot_im[l], e1 = pending.e1[l];
-      const float u_re = rotation.u_re[l], u_im = rotation.u_im[l];
-      const float h_re = rotation.h_re[l], h_im = rotation.h_im[l];
-      r.c2[l] = rotation.c2[l] * a_re;
-      c2_im[l] = rotation.c2[l] * a_im;
-      r.u_re[l] = u_re * a_re + u_im * a_im;
-      r.u_im[l] = u_im * a_re - u_re * a_im;
-      r.h_re[l] = h_re * a_re + h_im * a_im;
-      r.h_im[l] = h_im * a_re - h_re * a_im;
-      r.v_re[l] = rotation.v_re[l] * e1;
-      r.v_im[l] = rotation.v_im[l] * e1;
-      r.ca[l] = rotation.ca[l] * e1;
-      zero_re[l] = rotation.v_im[l] * pending.recovery[l];
-      zero_im[l] = rotation.v_re[l] * pending.recovery[l];
-      zero_z[l] = rotation.ca[l] * pending.recovery[l];
+      set(l, rotation.get(l), pending.rot_re[l], pending.rot_im[l], pending.e1[l],
+          pending.recovery[l]);
     }
+  }
+
+  // Lane l: rotation R after the evolution a (on F+), e1 and `recovery`.
+  KOKKOS_FORCEINLINE_FUNCTION void set(int l, const RotationCoefficients<float>& rotation,
+                                       float a_re, float a_im, float e1, float recovery) {
+    r.c2[l] = rotation.c2 * a_re;
+    c2_im[l] = rotation.c2 * a_im;
+    r.u_re[l] = rotation.u_re * a_re + rotation.u_im * a_im;
+    r.u_im[l] = rotation.u_im * a_re - rotation.u_re * a_im;
+    r.h_re[l] = rotation.h_re * a_re + rotation.h_im * a_im;
+    r.h_im[l] = rotation.h_im * a_re - rotation.h_re * a_im;
+    r.v_re[l] = rotation.v_re * e1;
+    r.v_im[l] = rotation.v_im * e1;
+    r.ca[l] = rotation.ca * e1;
+    zero_re[l] = rotation.v_im * recovery;
+    zero_im[l] = rotation.v_re * recovery;
+    zero_z[l] = rotation.ca * recovery;
   }
 
   template <bool Precess>
