@@ -21,8 +21,8 @@ struct LaunchOptions {
   // plain one-voxel-per-thread kernel at every order count
   // (LARMOR_ADJOINT_LAYOUT=plain; the tests compare the two).
   bool plain_adjoint = false;
-  // The train kernel for forward runs it can take (simulate_train): on
-  // takes it, automatic and off the general event loop
+  // The train kernel for forward runs it can take (simulate_train):
+  // automatic takes it on devices, on everywhere, off nowhere
   // (LARMOR_EPG_TRAIN=auto|on|off).
   enum class Train { automatic, on, off };
   Train train = Train::automatic;

@@ -279,8 +279,11 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis,
 
 // Whether a forward run takes the train kernel: a table compiled into a
 // train, on the complex states (the real path has its own kernel), without
-// declared terms, carried state or a requested layout; where asked for
-// (LaunchOptions::Train::on), not yet by default.
+// declared terms, carried state or a requested layout. Automatic on devices,
+// where each thread of a group would otherwise repeat its voxel's per-event
+// scalars; a host thread's lanes already vectorise them and its tables trim
+// the orders no sample reads, and there the general loop measured faster
+// (docs/performance.md, "Forward kernel").
 template <class ExecSpace>
 bool takes_train(const EventTable<typename ExecSpace::memory_space>& events,
                  const TissueViews<typename ExecSpace::memory_space>& tissue,
@@ -291,7 +294,7 @@ bool takes_train(const EventTable<typename ExecSpace::memory_space>& events,
       options.layout_requested()) {
     return false;
   }
-  return options.train == LaunchOptions::Train::on;
+  return options.train == LaunchOptions::Train::on || !kx::is_host_space_v<ExecSpace>;
 }
 
 template <class ExecSpace>
