@@ -30,6 +30,19 @@ struct LaunchShape {
   std::string name;  // the launch's name (launch_name); empty: forward_kernel_name
 };
 
+namespace detail {
+// A launch shape's team counts on a kernel. Shuffles need the team to be one
+// warp cut into power-of-two groups.
+template <class ExecSpace, class Kernel>
+void set_team_counts(Kernel& kernel, const LaunchShape& shape) {
+  kernel.team_threads = shape.team_threads;
+  kernel.groups = shape.groups;
+  kernel.group_threads = shape.group_threads;
+  kernel.warp_shuffle = !kx::is_host_space_v<ExecSpace> && shape.team_threads <= 32 &&
+                        (shape.group_threads & (shape.group_threads - 1)) == 0;
+}
+}  // namespace detail
+
 // `on_axis`: the real-subspace states (half the registers of the complex
 // ones), which hold more orders and voxels per thread. The layout is an
 // entry of layouts::HostForward or layouts::DeviceForward.

@@ -71,6 +71,36 @@ inline tissue::Tissue random_tissue(int voxels, unsigned seed, bool off_resonanc
   return t;
 }
 
+// A stream of `events` random events (fixed seed): pulses (a `pulse_share`)
+// of random flips, half of them between crushers, a `b1_fixed_share` of them
+// ignoring B1; samples and waits, half followed by a shift and a tenth by a
+// spoiler; random phases and intervals, a fifth of them zero.
+inline sequence::Description random_stream(unsigned seed, int events, double pulse_share,
+                                           double b1_fixed_share = 0.0) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  sequence::Description d;
+  d.name = "random";
+  for (int i = 0; i < events; ++i) {
+    sequence::Event e;
+    const double k = u(rng);
+    e.kind = k < pulse_share ? abi::EventKind::pulse
+                             : (k < 0.8 ? abi::EventKind::adc : abi::EventKind::wait);
+    e.duration_s = u(rng) < 0.2 ? 0.0 : 0.01 * u(rng);
+    e.phase_rad = 40.0 * (u(rng) - 0.5);
+    if (e.kind == abi::EventKind::pulse) {
+      e.flip_rad = 3.5 * u(rng);
+      if (u(rng) < 0.5) e.action |= abi::action::crush_before | abi::action::crush_after;
+      if (b1_fixed_share > 0.0 && u(rng) < b1_fixed_share) e.action |= abi::action::b1_fixed;
+    } else {
+      if (u(rng) < 0.5) e.action |= abi::action::shift_after;
+      if (u(rng) < 0.1) e.action |= abi::action::spoil_after;
+    }
+    d.events.push_back(e);
+  }
+  return d;
+}
+
 inline reference::Tissue voxel_of(const tissue::Tissue& t, std::int64_t v) {
   reference::Tissue r;
   r.m0 = t.m0.at(v);

@@ -54,26 +54,7 @@ TEST(TEST_CATEGORY, mrf_matches_reference) {
 // fold the free evolution since the last pulse into the next rotation, whose
 // c2 is complex only where a voxel precesses.
 TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  sequence::Description d;
-  d.name = "random";
-  for (int i = 0; i < 160; ++i) {
-    sequence::Event e;
-    const double k = u(rng);
-    e.kind =
-        k < 0.45 ? abi::EventKind::pulse : (k < 0.8 ? abi::EventKind::adc : abi::EventKind::wait);
-    e.duration_s = u(rng) < 0.2 ? 0.0 : 0.01 * u(rng);
-    e.phase_rad = 40.0 * (u(rng) - 0.5);
-    if (e.kind == abi::EventKind::pulse) {
-      e.flip_rad = 3.5 * u(rng);
-      if (u(rng) < 0.5) e.action |= abi::action::crush_before | abi::action::crush_after;
-    } else {
-      if (u(rng) < 0.5) e.action |= abi::action::shift_after;
-      if (u(rng) < 0.1) e.action |= abi::action::spoil_after;
-    }
-    d.events.push_back(e);
-  }
+  const sequence::Description d = random_stream(7, 160, 0.45);
   for (int orders : {1, 3, 8, 13, 64, 97}) {
     for (bool off_resonance : {true, false}) {
       SCOPED_TRACE("orders = " + std::to_string(orders) +
@@ -89,27 +70,9 @@ TEST(TEST_CATEGORY, random_streams_match_reference_at_any_order_count) {
 // and spoilers between them, samples without a pulse before them, RF
 // spoiling's phases, off resonance, and order counts that pad the blocks.
 TEST(TEST_CATEGORY, the_train_kernel_and_the_event_loop_match_reference) {
-  std::mt19937 rng(21);
+  const sequence::Description random = random_stream(21, 140, 0.4, 0.2);
+  std::mt19937 rng(22);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  sequence::Description random;
-  random.name = "random";
-  for (int i = 0; i < 140; ++i) {
-    sequence::Event e;
-    const double k = u(rng);
-    e.kind =
-        k < 0.4 ? abi::EventKind::pulse : (k < 0.8 ? abi::EventKind::adc : abi::EventKind::wait);
-    e.duration_s = u(rng) < 0.2 ? 0.0 : 0.01 * u(rng);
-    e.phase_rad = 40.0 * (u(rng) - 0.5);
-    if (e.kind == abi::EventKind::pulse) {
-      e.flip_rad = 3.5 * u(rng);
-      if (u(rng) < 0.5) e.action |= abi::action::crush_before | abi::action::crush_after;
-      if (u(rng) < 0.2) e.action |= abi::action::b1_fixed;
-    } else {
-      if (u(rng) < 0.5) e.action |= abi::action::shift_after;
-      if (u(rng) < 0.1) e.action |= abi::action::spoil_after;
-    }
-    random.events.push_back(e);
-  }
   sequence::MrfParams mrf;
   for (int n = 0; n < 90; ++n) {
     mrf.schedule.push_back(

@@ -201,14 +201,7 @@ struct ForwardKernel {
   KOKKOS_INLINE_FUNCTION void operator()(ForwardTag, const member& team) const {
     const FlushDenormalsOnHost flush_denormals;
     scratch_records tile(team.team_scratch(0), tile_events);
-    Exchange exchange;
-    if constexpr (!fixed_warp) {
-      exchange.team_threads = team_threads;
-      exchange.threads = group_threads;
-      exchange.shuffle = warp_shuffle;
-      exchange.data =
-          static_cast<Real*>(team.team_shmem().get_shmem(Exchange::bytes(team_threads)));
-    }
+    Exchange exchange = team_exchange<Exchange>(team, team_threads, group_threads, warp_shuffle);
     const int threads_per_group = fixed_warp ? WarpGroup : group_threads;
     const int groups_per_team = fixed_warp ? 32 / WarpGroup : groups;
     const int group = team.team_rank() / threads_per_group;

@@ -70,12 +70,7 @@ void launch_kernel(const ExecSpace& exec,
   kernel.tangents = tangents;
   kernel.state_in = carry.in;
   kernel.state_out = carry.out;
-  kernel.team_threads = shape.team_threads;
-  kernel.groups = shape.groups;
-  kernel.group_threads = shape.group_threads;
-  // Shuffles need the team to be one warp cut into power-of-two groups.
-  kernel.warp_shuffle = !kx::is_host_space_v<ExecSpace> && shape.team_threads <= 32 &&
-                        (shape.group_threads & (shape.group_threads - 1)) == 0;
+  set_team_counts<ExecSpace>(kernel, shape);
   kernel.tile_events = shape.tile_events;
   typename Kernel::policy policy(exec, shape.league, shape.team_threads, 1);
   policy.set_scratch_size(

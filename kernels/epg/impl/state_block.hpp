@@ -20,7 +20,8 @@ namespace larmor::epg {
 // buffers used alternately, so one barrier per shift suffices.
 template <class Real, int Lanes>
 struct EdgeExchange {
-  Real* data = nullptr;  // [2 buffers][4 components][team threads][Lanes]
+  static constexpr bool run_time = true;  // counts and scratch set per launch (team_exchange)
+  Real* data = nullptr;                   // [2 buffers][4 components][team threads][Lanes]
   int team_threads = 1;
   int threads = 1;       // per voxel group: the threads that share one set of lanes
   bool shuffle = false;  // the team is one warp and groups are power-of-two sized
@@ -136,6 +137,7 @@ struct WarpExchange {
   static_assert(Threads >= 1 && Threads <= 32 && (Threads & (Threads - 1)) == 0,
                 "groups tile the warp");
   static constexpr int threads = Threads;
+  static constexpr bool run_time = false;
 
   static KOKKOS_INLINE_FUNCTION std::size_t bytes(int) { return 0; }
 
@@ -166,6 +168,25 @@ struct WarpExchange {
 #endif
   }
 };
+
+// A kernel's exchange for its team: an EdgeExchange takes the launch's
+// counts and its buffers from the team's scratch; a WarpExchange has its
+// counts compiled in.
+template <class Exchange, class Member>
+KOKKOS_INLINE_FUNCTION Exchange team_exchange(const Member& team, int team_threads,
+                                              int group_threads, bool shuffle) {
+  Exchange x;
+  if constexpr (Exchange::run_time) {
+    x.team_threads = team_threads;
+    x.threads = group_threads;
+    x.shuffle = shuffle;
+    x.data =
+        static_cast<decltype(x.data)>(team.team_shmem().get_shmem(Exchange::bytes(team_threads)));
+  } else {
+    (void)team, (void)team_threads, (void)group_threads, (void)shuffle;
+  }
+  return x;
+}
 
 // One pulse's rotation coefficients for every lane, stored lane-contiguous so
 // that the host's lane loop loads them as vectors.

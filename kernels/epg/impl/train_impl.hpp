@@ -22,11 +22,7 @@ void launch_train_kernel(const ExecSpace& exec,
   kernel.events = events;
   kernel.tissue = tissue;
   kernel.signals = signals;
-  kernel.team_threads = shape.team_threads;
-  kernel.groups = shape.groups;
-  kernel.group_threads = shape.group_threads;
-  kernel.warp_shuffle = !kx::is_host_space_v<ExecSpace> && shape.team_threads <= 32 &&
-                        (shape.group_threads & (shape.group_threads - 1)) == 0;
+  set_team_counts<ExecSpace>(kernel, shape);
   // Two steps per thread of a device group; a host thread stages a longer
   // batch for its lanes. Halved until the team's scratch holds it.
   int batch = kx::is_host_space_v<ExecSpace> ? 64 : 2 * shape.group_threads;

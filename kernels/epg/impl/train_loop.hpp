@@ -145,14 +145,7 @@ struct TrainKernel {
         team.team_shmem().get_shmem_aligned(factor_bytes(batch, groups_per_team), 16));
     int* step_words = static_cast<int*>(
         team.team_shmem().get_shmem_aligned(step_word_count * sizeof(int) * batch, 16));
-    Exchange exchange;
-    if constexpr (!fixed_warp) {
-      exchange.team_threads = team_threads;
-      exchange.threads = group_threads;
-      exchange.shuffle = warp_shuffle;
-      exchange.data =
-          static_cast<float*>(team.team_shmem().get_shmem(Exchange::bytes(team_threads)));
-    }
+    Exchange exchange = team_exchange<Exchange>(team, team_threads, group_threads, warp_shuffle);
     LaneTissue<float, Lanes> lane;
     load_lane_tissue<float, Lanes, false>(
         tissue, (team.league_rank() * groups_per_team + group) * Lanes, lane);
