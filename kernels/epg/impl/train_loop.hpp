@@ -191,33 +191,40 @@ struct TrainKernel {
     }
   }
 
+  // A device thread of one lane reads the twelve factors as three vectors.
+#if defined(__CUDA_ARCH__)
+  static constexpr bool vector_factors = Lanes == 1;
+#else
+  static constexpr bool vector_factors = false;
+#endif
+
   KOKKOS_FORCEINLINE_FUNCTION static PendingComplexRotation<Lanes> rotation(const float* f) {
     namespace s = step_field;
     PendingComplexRotation<Lanes> r;
+    if constexpr (vector_factors) {
 #if defined(__CUDA_ARCH__)
-    if constexpr (Lanes == 1) {
       const float4* q = reinterpret_cast<const float4*>(f);
       const float4 a = q[0], b = q[1], c = q[2];
       r.r.c2[0] = a.x, r.c2_im[0] = a.y, r.r.ca[0] = a.z, r.r.u_re[0] = a.w;
       r.r.u_im[0] = b.x, r.r.v_re[0] = b.y, r.r.v_im[0] = b.z, r.r.h_re[0] = b.w;
       r.r.h_im[0] = c.x, r.zero_re[0] = c.y, r.zero_im[0] = c.z, r.zero_z[0] = c.w;
-      return r;
-    }
 #endif
-    LARMOR_UNROLL
-    for (int l = 0; l < Lanes; ++l) {
-      r.r.c2[l] = f[s::c2 * Lanes + l];
-      r.c2_im[l] = f[s::c2_im * Lanes + l];
-      r.r.ca[l] = f[s::ca * Lanes + l];
-      r.r.u_re[l] = f[s::u_re * Lanes + l];
-      r.r.u_im[l] = f[s::u_im * Lanes + l];
-      r.r.v_re[l] = f[s::v_re * Lanes + l];
-      r.r.v_im[l] = f[s::v_im * Lanes + l];
-      r.r.h_re[l] = f[s::h_re * Lanes + l];
-      r.r.h_im[l] = f[s::h_im * Lanes + l];
-      r.zero_re[l] = f[s::zero_re * Lanes + l];
-      r.zero_im[l] = f[s::zero_im * Lanes + l];
-      r.zero_z[l] = f[s::zero_z * Lanes + l];
+    } else {
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) {
+        r.r.c2[l] = f[s::c2 * Lanes + l];
+        r.c2_im[l] = f[s::c2_im * Lanes + l];
+        r.r.ca[l] = f[s::ca * Lanes + l];
+        r.r.u_re[l] = f[s::u_re * Lanes + l];
+        r.r.u_im[l] = f[s::u_im * Lanes + l];
+        r.r.v_re[l] = f[s::v_re * Lanes + l];
+        r.r.v_im[l] = f[s::v_im * Lanes + l];
+        r.r.h_re[l] = f[s::h_re * Lanes + l];
+        r.r.h_im[l] = f[s::h_im * Lanes + l];
+        r.zero_re[l] = f[s::zero_re * Lanes + l];
+        r.zero_im[l] = f[s::zero_im * Lanes + l];
+        r.zero_z[l] = f[s::zero_z * Lanes + l];
+      }
     }
     return r;
   }
