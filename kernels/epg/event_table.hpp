@@ -148,14 +148,22 @@ struct EventTable {
   // many (TissueViews::waveforms).
   int waveforms = 0;
   // The records as a train of steps (train_program.hpp) for the train
-  // kernel; empty where the stream is not one.
+  // kernel; empty where the stream is not one or none was asked for
+  // (TrainSteps::skip).
   Kokkos::View<const TrainStep*, MemorySpace> train;
   int train_steps = 0;
 };
 
+// Whether a table carries its records compiled into a train of steps
+// (EventTable::train): only tables whose forward runs may take the train
+// kernel need them (train_steps_rule in forward.hpp), and a step list costs
+// about as much memory as the records.
+enum class TrainSteps { skip, compile };
+
 template <class MemorySpace>
 EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int orders,
-                                         int sample_count, LiveOrders live = LiveOrders::filled) {
+                                         int sample_count, LiveOrders live = LiveOrders::filled,
+                                         TrainSteps train_steps = TrainSteps::compile) {
   const std::vector<EventRecord> host = build_event_records(events, orders, sample_count, live);
   Kokkos::View<EventRecord*, MemorySpace> device(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::event_records"), host.size());
@@ -167,7 +175,9 @@ EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int
   table.count = static_cast<int>(host.size());
   table.orders = orders;
   table.samples = sample_count;
-  const std::vector<TrainStep> steps = build_train_steps(host.data(), host.size());
+  const std::vector<TrainStep> steps = train_steps == TrainSteps::compile
+                                           ? build_train_steps(host.data(), host.size())
+                                           : std::vector<TrainStep>{};
   if (!steps.empty()) {
     Kokkos::View<TrainStep*, MemorySpace> train(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::train_steps"), steps.size());

@@ -94,6 +94,21 @@ bool simulate_train(const ExecSpace& exec,
                     const TissueViews<typename ExecSpace::memory_space>& tissue,
                     const SignalsOf<ExecSpace>& signals, const LaunchOptions& options = {});
 
+// Whether a forward run on `ExecSpace` under `options` may take the train
+// kernel: automatically on devices (docs/kernels.md, "The train kernel"),
+// anywhere when forced on, never on the real-subspace rewrite (`on_axis`),
+// which has its own kernel. Tables for other runs skip the step list.
+template <class ExecSpace>
+bool forward_may_take_train(const LaunchOptions& options, bool on_axis) {
+  if (options.train == LaunchOptions::Train::off || on_axis) return false;
+  return options.train == LaunchOptions::Train::on || !kx::is_host_space_v<ExecSpace>;
+}
+template <class ExecSpace>
+TrainSteps train_steps_rule(const LaunchOptions& options, bool on_axis) {
+  return forward_may_take_train<ExecSpace>(options, on_axis) ? TrainSteps::compile
+                                                             : TrainSteps::skip;
+}
+
 // Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
 // of tissue_direction in event_loop.hpp): the same event loop at a dual
 // number. Writes the signals as simulate_forward does and their derivatives:

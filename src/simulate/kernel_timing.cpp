@@ -52,9 +52,11 @@ TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, Ker
   const auto& stream = mode == KernelMode::forward || jvp
                            ? sim.forward_stream(tissue, &m.on_axis)
                            : (m.on_axis ? sim.axis_packed() : sim.packed());
-  m.run = std::make_unique<PreparedRun<Exec>>(sim, tissue, stream, m.on_axis, sim.kernel_states(),
-                                              epg::live_orders_rule<Exec>(sim.trims_orders()),
-                                              per_voxel, false);
+  m.run = std::make_unique<PreparedRun<Exec>>(
+      sim, tissue, stream, m.on_axis, sim.kernel_states(),
+      epg::live_orders_rule<Exec>(sim.trims_orders()), per_voxel, false,
+      mode == KernelMode::forward ? epg::train_steps_rule<Exec>(m.launch, m.on_axis)
+                                  : epg::TrainSteps::skip);
   const PreparedRun<Exec>& run = *m.run;
   for (std::int64_t b = 0; b < voxels; b += run.chunk) {
     m.chunks.push_back(run.tissue_views(tissue, b, std::min(run.chunk, voxels - b)));

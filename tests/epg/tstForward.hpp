@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "epg/forward_support.hpp"
+#include "simulate/impl/device_tissue.hpp"
 
 namespace larmor::test {
 
@@ -98,6 +99,58 @@ TEST(TEST_CATEGORY, the_train_kernel_and_the_event_loop_match_reference) {
       }
     }
   }
+}
+
+// Only tables whose forward runs may take the train kernel carry its step
+// list: forward runs on devices, or anywhere with LARMOR_EPG_TRAIN=on; never
+// the real-subspace rewrite or a switched-off kernel. A table built without
+// it has none, and a forward run over it forced onto the train kernel still
+// runs (the event loop) and matches one that took it.
+TEST(TEST_CATEGORY, only_tables_the_train_kernel_may_run_carry_its_steps) {
+  using Exec = TEST_EXECSPACE;
+  using Train = epg::LaunchOptions::Train;
+  const auto rule = [](Train train, bool on_axis) {
+    epg::LaunchOptions o;
+    o.train = train;
+    return epg::train_steps_rule<Exec>(o, on_axis);
+  };
+  const auto compiled = epg::TrainSteps::compile, skipped = epg::TrainSteps::skip;
+  EXPECT_EQ(rule(Train::automatic, false), kx::is_host_space_v<Exec> ? skipped : compiled);
+  EXPECT_EQ(rule(Train::on, false), compiled);
+  EXPECT_EQ(rule(Train::off, false), skipped);
+  for (Train train : {Train::automatic, Train::on, Train::off})
+    EXPECT_EQ(rule(train, true), skipped);
+
+  sequence::SpgrParams p;
+  p.repetitions = 30;
+  simulate::Simulator sim(sequence::build_spgr(p));
+  const auto with = epg::make_event_table<typename Exec::memory_space>(
+      sim.packed().ref(), sim.kernel_states(), sim.samples(), epg::LiveOrders::filled, compiled);
+  const auto without = epg::make_event_table<typename Exec::memory_space>(
+      sim.packed().ref(), sim.kernel_states(), sim.samples(), epg::LiveOrders::filled, skipped);
+  EXPECT_EQ(with.train_steps, p.repetitions);
+  EXPECT_EQ(without.train_steps, 0);
+  EXPECT_EQ(without.train.extent(0), 0u);
+
+  const tissue::Tissue t = random_tissue(9, 31);
+  const auto views =
+      simulate::upload_tissue<typename Exec::memory_space>(t, 0, t.voxels, sim.description());
+  epg::LaunchOptions forced;
+  forced.train = Train::on;
+  Kokkos::View<float***, Kokkos::LayoutRight, typename Exec::memory_space> a("a", t.voxels,
+                                                                             sim.samples(), 2),
+      b("b", t.voxels, sim.samples(), 2);
+  epg::simulate_forward(Exec(), with, views, a, {}, forced);
+  epg::simulate_forward(Exec(), without, views, b, {}, forced);
+  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  for (int v = 0; v < t.voxels; ++v) {
+    for (int n = 0; n < sim.samples(); ++n) {
+      for (int c = 0; c < 2; ++c)
+        EXPECT_NEAR(ha(v, n, c), hb(v, n, c), float_tolerance(2 * p.repetitions));
+    }
+  }
+  EXPECT_GT(std::abs(ha(0, p.repetitions - 1, 0)) + std::abs(ha(0, p.repetitions - 1, 1)), 1e-3f);
 }
 
 // The train of a spoiled gradient echo is one step per repetition: its pulse

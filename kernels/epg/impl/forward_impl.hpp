@@ -284,12 +284,9 @@ bool takes_train(const EventTable<typename ExecSpace::memory_space>& events,
                  const TissueViews<typename ExecSpace::memory_space>& tissue,
                  const CarriedState<typename ExecSpace::memory_space>& carry,
                  const LaunchOptions& options) {
-  if (options.train == LaunchOptions::Train::off || events.train_steps == 0 || events.on_axis ||
-      declares_terms(tissue) || carry.in.extent(0) > 0 || carry.out.extent(0) > 0 ||
-      options.layout_requested()) {
-    return false;
-  }
-  return options.train == LaunchOptions::Train::on || !kx::is_host_space_v<ExecSpace>;
+  return forward_may_take_train<ExecSpace>(options, events.on_axis) && events.train_steps > 0 &&
+         !declares_terms(tissue) && carry.in.extent(0) == 0 && carry.out.extent(0) == 0 &&
+         !options.layout_requested();
 }
 
 template <class ExecSpace>

@@ -25,12 +25,15 @@ class PreparedRun {
   // `stream` is the simulator's packed() or its real-subspace rewrite
   // (`on_axis`); `orders` the states the kernels step (a run from
   // equilibrium: kernel_states(); one that carries states between periods:
-  // states()); `live` the orders rule of the event table.
+  // states()); `live` the orders rule of the event table; `train` whether it
+  // carries the step list of the train kernel (forward runs only:
+  // epg::train_steps_rule).
   PreparedRun(const Simulator& sim, const tissue::Tissue& tissue,
               const sequence::PackedSequence& stream, bool on_axis, int orders,
-              epg::LiveOrders live, double bytes_per_kernel_voxel, bool reports_progress)
+              epg::LiveOrders live, double bytes_per_kernel_voxel, bool reports_progress,
+              epg::TrainSteps train = epg::TrainSteps::skip)
       : sim_(sim) {
-    table = epg::make_event_table<Mem>(stream.ref(), orders, sim.samples(), live);
+    table = epg::make_event_table<Mem>(stream.ref(), orders, sim.samples(), live, train);
     table.on_axis = on_axis;
     check_slice_tissue(sim.slice_profiles(), tissue, sim.description());
     slice_ = upload_slice_profiles<Mem>(sim.slice_profiles());

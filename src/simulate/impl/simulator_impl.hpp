@@ -43,7 +43,8 @@ void Simulator::run_forward(const tissue::Tissue& tissue, float* signals, bool o
   // A launch holds each kernel voxel's signals.
   PreparedRun<ExecSpace> run(*this, tissue, stream, on_axis, kernel_states_,
                              epg::live_orders_rule<ExecSpace>(launch_.trim_orders),
-                             double(samples()) * 8.0, bool(options_.progress));
+                             double(samples()) * 8.0, bool(options_.progress),
+                             epg::train_steps_rule<ExecSpace>(launch_.kernels, on_axis));
   const int positions = run.positions;
   const std::int64_t chunk = run.chunk;
   Kokkos::View<float***, Kokkos::LayoutRight, Mem> device_signals(
