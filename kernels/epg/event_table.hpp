@@ -152,6 +152,7 @@ struct EventTable {
   // (TrainSteps::skip).
   Kokkos::View<const TrainStep*, MemorySpace> train;
   int train_steps = 0;
+  int train_single_shift_steps = 0;  // those of shifts_once_then_pulses' shape
 };
 
 // Whether a table carries its records compiled into a train of steps
@@ -185,6 +186,9 @@ EventTable<MemorySpace> make_event_table(const abi::PackedEventsRef& events, int
                                  steps.data(), steps.size()));
     table.train = train;
     table.train_steps = static_cast<int>(steps.size());
+    for (const TrainStep& step : steps) {
+      table.train_single_shift_steps += shifts_once_then_pulses(step.control) ? 1 : 0;
+    }
   }
   for (const EventRecord& r : host) {
     if (kind_of(r) == abi::EventKind::pulse && slice_profile_of(r) > table.slice_profiles) {

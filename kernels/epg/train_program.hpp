@@ -55,6 +55,13 @@ KOKKOS_FORCEINLINE_FUNCTION int shifts_before_sample(std::uint32_t control) {
   return static_cast<int>((control >> 8) & 0xffu);
 }
 
+// A step that shifts once, then pulses, and does not shift before its sample:
+// every repetition of a gradient echo or a fingerprinting train. A device
+// walks runs of them shifting by renaming registers (impl/renamed_shifts.hpp).
+KOKKOS_FORCEINLINE_FUNCTION bool shifts_once_then_pulses(std::uint32_t control) {
+  return (control & (0xffffu | train::has_pulse)) == (1u | train::has_pulse);
+}
+
 // The steps of `records`, or none where the stream is not such a train: a
 // slice-selective or waveform pulse, a sample with voxel weights, or more
 // shifts in one part of a step than a step counts. Events after the last

@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "epg/forward_support.hpp"
+#include "epg/impl/pending_interval.hpp"
+#include "epg/impl/renamed_shifts.hpp"
 #include "simulate/impl/device_tissue.hpp"
 
 namespace larmor::test {
@@ -129,6 +131,7 @@ TEST(TEST_CATEGORY, only_tables_the_train_kernel_may_run_carry_its_steps) {
   const auto without = epg::make_event_table<typename Exec::memory_space>(
       sim.packed().ref(), sim.kernel_states(), sim.samples(), epg::LiveOrders::filled, skipped);
   EXPECT_EQ(with.train_steps, p.repetitions);
+  EXPECT_EQ(with.train_single_shift_steps, p.repetitions - 1);  // the first has no spoiler before
   EXPECT_EQ(without.train_steps, 0);
   EXPECT_EQ(without.train.extent(0), 0u);
 
@@ -153,6 +156,78 @@ TEST(TEST_CATEGORY, only_tables_the_train_kernel_may_run_carry_its_steps) {
   EXPECT_GT(std::abs(ha(0, p.repetitions - 1, 0)) + std::abs(ha(0, p.repetitions - 1, 1)), 1e-3f);
 }
 
+// Shifts by renaming registers (renamed_shifts.hpp, the train kernel's
+// common step on devices) against StateBlock::shift, which moves the rows:
+// a block of four orders, alone in its group, through runs of four steps
+// (shift, then the pulse's rotation with the evolution folded in, on and off
+// resonance, every order live and not), each state compared slot by slot
+// through the renaming after every step and register by register when the
+// run brings the rows home.
+struct OneThreadTeam {
+  int team_rank() const { return 0; }
+  void team_barrier() const {}
+};
+template <int P, bool AllLive, bool Precess, class Block>
+void renamed_step(Block& renamed, Block& moved, int live, const epg::PendingComplexRotation<1>& r) {
+  OneThreadTeam team;
+  epg::EdgeExchange<float, 1> x;  // one thread: nothing to trade
+  epg::renamed::shift<P>(renamed, team, x);
+  epg::renamed::rotate_pending<P + 1, AllLive, Precess>(renamed, live, r);
+  moved.shift(team, x);
+  moved.rotate_pending(live, r, Precess);
+  for (int s = 0; s < Block::opt; ++s) {
+    const int p = epg::renamed::fp_row<Block::opt, P + 1>(s);
+    const int m = epg::renamed::fm_row<Block::opt, P + 1>(s);
+    SCOPED_TRACE("phase " + std::to_string(P) + ", slot " + std::to_string(s));
+    EXPECT_FLOAT_EQ(renamed.fp_re[p][0], moved.fp_re[s][0]);
+    EXPECT_FLOAT_EQ(renamed.fp_im[p][0], moved.fp_im[s][0]);
+    EXPECT_FLOAT_EQ(renamed.fm_re[m][0], moved.fm_re[s][0]);
+    EXPECT_FLOAT_EQ(renamed.fm_im[m][0], moved.fm_im[s][0]);
+    EXPECT_FLOAT_EQ(renamed.z_re[s][0], moved.z_re[s][0]);
+    EXPECT_FLOAT_EQ(renamed.z_im[s][0], moved.z_im[s][0]);
+  }
+}
+template <bool AllLive, bool Precess, class Block, int... P>
+void renamed_run(Block& renamed, Block& moved, int live, std::mt19937& rng,
+                 std::integer_sequence<int, P...>) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const auto pending = [&] {
+    epg::PendingComplexRotation<1> r;
+    const double a = Precess ? 6.2 * u(rng) : 0.0, e2 = 0.9 + 0.1 * u(rng);
+    r.set(0,
+          epg::make_rotation(
+              epg::make_flip(float(3.0 * u(rng))),
+              epg::make_phase(float(std::cos(6.2 * u(rng))), float(std::sin(6.2 * u(rng))))),
+          float(e2 * std::cos(a)), float(e2 * std::sin(a)), float(0.95 + 0.05 * u(rng)),
+          float(0.05 * u(rng)));
+    return r;
+  };
+  (renamed_step<P, AllLive, Precess>(renamed, moved, live, pending()), ...);
+}
+TEST(TEST_CATEGORY, renamed_shifts_match_moved_rows) {
+  using Block = epg::StateBlock<float, 4, 1>;
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Block renamed;
+  renamed.reset(0);
+  for (int j = 0; j < Block::opt; ++j) {
+    renamed.fp_re[j][0] = u(rng), renamed.fp_im[j][0] = u(rng);
+    renamed.fm_re[j][0] = u(rng), renamed.fm_im[j][0] = u(rng);
+    renamed.z_re[j][0] = u(rng), renamed.z_im[j][0] = u(rng);
+  }
+  Block moved = renamed;
+  const auto phases = std::make_integer_sequence<int, Block::opt>{};
+  renamed_run<false, false>(renamed, moved, 2, rng, phases);
+  renamed_run<true, false>(renamed, moved, 4, rng, phases);
+  renamed_run<true, true>(renamed, moved, 4, rng, phases);
+  renamed_run<false, true>(renamed, moved, 3, rng, phases);
+  for (int j = 0; j < Block::opt; ++j) {  // home after each run of four
+    EXPECT_FLOAT_EQ(renamed.fp_re[j][0], moved.fp_re[j][0]) << "row " << j;
+    EXPECT_FLOAT_EQ(renamed.fm_im[j][0], moved.fm_im[j][0]) << "row " << j;
+  }
+  EXPECT_GT(std::abs(moved.fp_re[0][0]) + std::abs(moved.fm_re[3][0]), 1e-3f);
+}
+
 // The train of a spoiled gradient echo is one step per repetition: its pulse
 // after the previous readout's spoiler shift and TR - TE of free evolution
 // (TE before the first: the builder's first interval), its sample TE later
@@ -175,6 +250,7 @@ TEST(TEST_CATEGORY, a_spoiled_gradient_echo_compiles_to_one_step_per_repetition)
       EXPECT_EQ(s.output_index, n);
       EXPECT_EQ(epg::shifts_before_pulse(s.control), n > 0 && !ideal ? 1 : 0);
       EXPECT_EQ(epg::shifts_before_sample(s.control), 0);
+      EXPECT_EQ(epg::shifts_once_then_pulses(s.control), n > 0 && !ideal);
       EXPECT_EQ((s.control & epg::train::spoiled_before_pulse) != 0, n > 0 && ideal);
       EXPECT_FALSE(s.control & epg::train::spoiled_before_sample);
       EXPECT_NEAR(s.pulse_elapsed, n > 0 ? p.tr_s : 0.0, 1e-9);

@@ -16,6 +16,7 @@
 #include "epg/event_table.hpp"
 #include "epg/impl/event_loop.hpp"
 #include "epg/impl/pending_interval.hpp"
+#include "epg/impl/renamed_shifts.hpp"
 #include "epg/train_program.hpp"
 
 namespace larmor::epg {
@@ -123,7 +124,8 @@ struct TrainKernel {
   int groups = 1;
   int group_threads = 1;
   bool warp_shuffle = false;
-  int batch = 32;  // steps whose factors are staged at a time
+  int batch = 32;      // steps whose factors are staged at a time
+  bool rename = true;  // walk runs of single-shift steps renamed (devices)
 
   static KOKKOS_INLINE_FUNCTION std::size_t factor_bytes(int batch, int groups) {
     return sizeof(float) * fields * Lanes * std::size_t(batch) * std::size_t(groups);
@@ -173,21 +175,114 @@ struct TrainKernel {
       }
       team.team_barrier();
 
-      for (int j = 0; j < in_batch; ++j) {
-        const float* f = own + j * fields * Lanes;
-#if defined(__CUDA_ARCH__)
-        const int4 words = reinterpret_cast<const int4*>(step_words)[j];
-        const auto control = static_cast<std::uint32_t>(words.x);
-        const int output = words.y, live = words.z;
-#else
-        const auto control = static_cast<std::uint32_t>(step_words[4 * j]);
-        const int output = step_words[4 * j + 1], live = step_words[4 * j + 2];
-#endif
-        for (int k = shifts_before_pulse(control); k > 0; --k) state.shift(team, exchange);
-        if (control & train::has_pulse) state.rotate_pending(live, rotation(f), lane.precess);
-        for (int k = shifts_before_sample(control); k > 0; --k) state.shift(team, exchange);
-        if (output >= 0 && thread == 0) record(f, state, row, output);
+      for (int j = 0; j < in_batch;) {
+        if constexpr (renames) {
+          if (rename && j + OrdersPerThread <= in_batch &&
+              walk_renamed(team, exchange, state, lane, row, own, step_words, j,
+                           threads_per_group * OrdersPerThread)) {
+            j += OrdersPerThread;
+            continue;
+          }
+        }
+        walk_step(team, exchange, state, thread, lane, row, own + j * fields * Lanes,
+                  step_words + 4 * j);
+        ++j;
       }
+    }
+  }
+
+  struct StepWords {
+    std::uint32_t control;
+    int output, live;
+  };
+  KOKKOS_FORCEINLINE_FUNCTION static StepWords step_words_at(const int* words) {
+#if defined(__CUDA_ARCH__)
+    const int4 w = *reinterpret_cast<const int4*>(words);
+    return {static_cast<std::uint32_t>(w.x), w.y, w.z};
+#else
+    return {static_cast<std::uint32_t>(words[0]), words[1], words[2]};
+#endif
+  }
+
+  // One step of any shape: shifts, the pulse, shifts, the sample.
+  template <class Exch>
+  KOKKOS_FORCEINLINE_FUNCTION void walk_step(const member& team, Exch& exchange, State& state,
+                                             int thread, const LaneTissue<float, Lanes>& lane,
+                                             float* const (&row)[Lanes], const float* f,
+                                             const int* words) const {
+    const StepWords w = step_words_at(words);
+    const std::uint32_t control = w.control;
+    const int output = w.output, live = w.live;
+    for (int k = shifts_before_pulse(control); k > 0; --k) state.shift(team, exchange);
+    if (control & train::has_pulse) state.rotate_pending(live, rotation(f), lane.precess);
+    for (int k = shifts_before_sample(control); k > 0; --k) state.shift(team, exchange);
+    if (output >= 0 && thread == 0) {
+      float fp0_re[Lanes], fp0_im[Lanes];
+      LARMOR_UNROLL
+      for (int l = 0; l < Lanes; ++l) fp0_re[l] = state.fp0_re(l), fp0_im[l] = state.fp0_im(l);
+      record(f, fp0_re, fp0_im, row, output);
+    }
+  }
+
+  // Device blocks shift by renaming registers (renamed_shifts.hpp) through
+  // runs of OrdersPerThread steps that each shift once before their pulse and
+  // not before their sample: a gradient echo's or a fingerprinting train's
+  // every repetition.
+  static constexpr bool renames = !kx::is_host_space_v<ExecSpace>;
+
+  // Walks steps [j, j + OrdersPerThread) renamed if each has that shape
+  // (true), else nothing (false). `group_slots`: the orders a group holds.
+  template <class Exch>
+  KOKKOS_FORCEINLINE_FUNCTION bool walk_renamed(const member& team, Exch& exchange, State& state,
+                                                const LaneTissue<float, Lanes>& lane,
+                                                float* const (&row)[Lanes], const float* own,
+                                                const int* step_words, int j,
+                                                int group_slots) const {
+    int live = group_slots;
+    LARMOR_UNROLL
+    for (int k = 0; k < OrdersPerThread; ++k) {
+      const StepWords w = step_words_at(step_words + 4 * (j + k));
+      if (!shifts_once_then_pulses(w.control)) return false;
+      live = kx::min(live, w.live);
+    }
+    const int* w = step_words + 4 * j;
+    const bool all_live = live >= group_slots;
+    with_precession(lane.precess, [&](auto precess) {
+      constexpr bool P = decltype(precess)::value;
+      if (all_live) {
+        walk_renamed_steps<true, P>(team, exchange, state, row, own + j * fields * Lanes, w,
+                                    std::make_integer_sequence<int, OrdersPerThread>{});
+      } else {
+        walk_renamed_steps<false, P>(team, exchange, state, row, own + j * fields * Lanes, w,
+                                     std::make_integer_sequence<int, OrdersPerThread>{});
+      }
+    });
+    return true;
+  }
+
+  template <bool AllLive, bool Precess, class Exch, int... Phase>
+  KOKKOS_FORCEINLINE_FUNCTION void walk_renamed_steps(const member& team, Exch& exchange,
+                                                      State& state, float* const (&row)[Lanes],
+                                                      const float* f, const int* w,
+                                                      std::integer_sequence<int, Phase...>) const {
+    (walk_renamed_step<Phase, AllLive, Precess>(team, exchange, state, row,
+                                                f + Phase * fields * Lanes, w + 4 * Phase),
+     ...);
+  }
+
+  // Step with the block renamed by Phase shifts: its shift leaves it renamed
+  // by Phase + 1.
+  template <int Phase, bool AllLive, bool Precess, class Exch>
+  KOKKOS_FORCEINLINE_FUNCTION void walk_renamed_step(const member& team, Exch& exchange,
+                                                     State& state, float* const (&row)[Lanes],
+                                                     const float* f, const int* words) const {
+    constexpr int opt = OrdersPerThread;
+    const StepWords w = step_words_at(words);
+    renamed::shift<Phase>(state, team, exchange);
+    renamed::rotate_pending<Phase + 1, AllLive, Precess>(state, w.live, rotation(f));
+    constexpr int p0 = renamed::fp_row<opt, Phase + 1>(0);
+    if (w.output >= 0 && state.thread_in_group == 0) {
+      record(f, state.fp_re[p0], state.fp_im[p0], row, w.output);
     }
   }
 
@@ -229,14 +324,16 @@ struct TrainKernel {
     return r;
   }
 
-  KOKKOS_FORCEINLINE_FUNCTION static void record(const float* f, const State& state,
+  // The sample w F+_0 of each lane, F+_0 given as its rows' values.
+  KOKKOS_FORCEINLINE_FUNCTION static void record(const float* f, const float (&fp0_re)[Lanes],
+                                                 const float (&fp0_im)[Lanes],
                                                  float* const (&row)[Lanes], int output) {
     namespace s = step_field;
     LARMOR_UNROLL
     for (int l = 0; l < Lanes; ++l) {
       if (row[l] == nullptr) continue;
       const float w_re = f[s::w_re * Lanes + l], w_im = f[s::w_im * Lanes + l];
-      const float p_re = state.fp0_re(l), p_im = state.fp0_im(l);
+      const float p_re = fp0_re[l], p_im = fp0_im[l];
       float* out = row[l] + 2 * output;
       const float re = w_re * p_re - w_im * p_im, im = w_re * p_im + w_im * p_re;
 #if defined(__CUDA_ARCH__)
