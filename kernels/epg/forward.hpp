@@ -95,9 +95,12 @@ bool simulate_train(const ExecSpace& exec,
                     const SignalsOf<ExecSpace>& signals, const LaunchOptions& options = {});
 
 // Whether a forward run on `ExecSpace` under `options` may take the train
-// kernel: automatically on devices (docs/kernels.md, "The train kernel"),
-// anywhere when forced on, never on the real-subspace rewrite (`on_axis`),
-// which has its own kernel. Tables for other runs skip the step list.
+// kernel: automatically on devices, where each thread of a group would
+// otherwise repeat its voxel's per-event scalars (on the host the general
+// loop measured faster: its lanes vectorise them and its tables trim the
+// orders no sample reads; docs/kernels.md, "The train kernel"), anywhere
+// when forced on, never on the real-subspace rewrite (`on_axis`), which has
+// its own kernel. Tables for other runs skip the step list.
 template <class ExecSpace>
 bool forward_may_take_train(const LaunchOptions& options, bool on_axis) {
   if (options.train == LaunchOptions::Train::off || on_axis) return false;

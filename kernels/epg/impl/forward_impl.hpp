@@ -272,13 +272,9 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis,
   return s;
 }
 
-// Whether a forward run takes the train kernel: a table compiled into a
-// train, on the complex states (the real path has its own kernel), without
-// declared terms, carried state or a requested layout. Automatic on devices,
-// where each thread of a group would otherwise repeat its voxel's per-event
-// scalars; a host thread's lanes already vectorise them and its tables trim
-// the orders no sample reads, and there the general loop measured faster
-// (docs/performance.md, "Forward kernel").
+// Whether a forward run takes the train kernel: where it may
+// (forward_may_take_train), a table compiled into a train, without declared
+// terms, carried state or a requested layout.
 template <class ExecSpace>
 bool takes_train(const EventTable<typename ExecSpace::memory_space>& events,
                  const TissueViews<typename ExecSpace::memory_space>& tissue,

@@ -12,6 +12,8 @@
 // shifts, one rotation, one sample.
 #pragma once
 
+#include <utility>
+
 #include "common/denormals.hpp"
 #include "epg/event_table.hpp"
 #include "epg/impl/event_loop.hpp"
@@ -245,6 +247,8 @@ struct TrainKernel {
       if (!shifts_once_then_pulses(w.control)) return false;
       live = kx::min(live, w.live);
     }
+    // Each step reads its words again: holding the run's words through it
+    // costs registers, and occupancy, that the loads do not.
     const int* w = step_words + 4 * j;
     const bool all_live = live >= group_slots;
     with_precession(lane.precess, [&](auto precess) {
