@@ -155,6 +155,15 @@ struct EventTable {
   int train_single_shift_steps = 0;  // those of shifts_once_then_pulses' shape
 };
 
+// Whether at least half of a table's train steps shift once before their
+// pulse and not before their sample, so that the train kernel renames
+// registers through runs of them: gradient echoes and fingerprinting trains,
+// not spin-echo trains, which shift on both sides of their pulses.
+template <class MemorySpace>
+bool train_renames_shifts(const EventTable<MemorySpace>& table) {
+  return table.train_steps > 0 && 2 * table.train_single_shift_steps >= table.train_steps;
+}
+
 // Whether a table carries its records compiled into a train of steps
 // (EventTable::train): only tables whose forward runs may take the train
 // kernel need them (train_steps_rule in forward.hpp), and a step list costs

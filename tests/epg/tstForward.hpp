@@ -107,7 +107,9 @@ TEST(TEST_CATEGORY, the_train_kernel_and_the_event_loop_match_reference) {
 // list: forward runs on devices, or anywhere with LARMOR_EPG_TRAIN=on; never
 // the real-subspace rewrite or a switched-off kernel. A table built without
 // it has none, and a forward run over it forced onto the train kernel still
-// runs (the event loop) and matches one that took it.
+// runs (the event loop) and matches one that took it. Automatically, only a
+// train whose shifts the kernel renames takes it: a gradient echo's, not a
+// spin echo's.
 TEST(TEST_CATEGORY, only_tables_the_train_kernel_may_run_carry_its_steps) {
   using Exec = TEST_EXECSPACE;
   using Train = epg::LaunchOptions::Train;
@@ -132,8 +134,21 @@ TEST(TEST_CATEGORY, only_tables_the_train_kernel_may_run_carry_its_steps) {
       sim.packed().ref(), sim.kernel_states(), sim.samples(), epg::LiveOrders::filled, skipped);
   EXPECT_EQ(with.train_steps, p.repetitions);
   EXPECT_EQ(with.train_single_shift_steps, p.repetitions - 1);  // the first has no spoiler before
+  EXPECT_TRUE(epg::train_renames_shifts(with));
   EXPECT_EQ(without.train_steps, 0);
   EXPECT_EQ(without.train.extent(0), 0u);
+  EXPECT_FALSE(epg::train_renames_shifts(without));
+  // A spin-echo train crushes on both sides of each refocusing pulse: no
+  // step but the excitation's shifts once before its pulse only.
+  sequence::MeseParams m;
+  m.echoes = 8;
+  simulate::Simulator spin_echoes(sequence::build_mese(m));
+  const auto mese = epg::make_event_table<typename Exec::memory_space>(
+      spin_echoes.packed().ref(), spin_echoes.kernel_states(), spin_echoes.samples(),
+      epg::LiveOrders::filled, compiled);
+  EXPECT_GE(mese.train_steps, m.echoes);
+  EXPECT_LE(mese.train_single_shift_steps, 1);
+  EXPECT_FALSE(epg::train_renames_shifts(mese));
 
   const tissue::Tissue t = random_tissue(9, 31);
   const auto views =

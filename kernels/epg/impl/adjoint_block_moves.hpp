@@ -66,12 +66,13 @@ struct BlockMoves {
     return parts_of_block[c];
   }
 
-  // A store row holds the group's orders, each order's lanes side by side.
-  // A host thread with lanes copies the first `orders` rows of its block
-  // (at float as six block copies): a stretch row those an event reads (its
-  // live orders and the one above, which a shift moves down), a checkpoint
-  // row all (a replay from it runs events whose live orders grow). A device
-  // thread saves its block.
+  // A store row holds the group's orders, each order's lanes side by side:
+  // a stretch row those an event reads (read_rows), a checkpoint row all (a
+  // replay from it runs events whose live orders grow). A host thread with
+  // lanes copies the first `orders` rows of its block (at float as six block
+  // copies); a device thread its whole block (a guard per row slowed runs
+  // whose orders are all live), or nothing where every order it holds is
+  // above those the event reads.
   template <class Store>
   static KOKKOS_INLINE_FUNCTION void save(const Store& store, int row, int slot, Block& b,
                                           int orders = OPT) {
@@ -81,6 +82,7 @@ struct BlockMoves {
                     sizeof(float) * L * std::size_t(orders));
       }
     } else {
+      if (!lane_loops && orders == 0) return;
       LARMOR_UNROLL
       for (int c = 0; c < 6; ++c) {
         const Real* x = component(b, c);
@@ -107,6 +109,7 @@ struct BlockMoves {
                     sizeof(float) * L * std::size_t(orders));
       }
     } else {
+      if (!lane_loops && orders == 0) return;
       LARMOR_UNROLL
       for (int c = 0; c < 6; ++c) {
         Real* x = component(b, c);
@@ -123,6 +126,14 @@ struct BlockMoves {
         }
       }
     }
+  }
+
+  // The rows of a block starting at `first_order` that an event with `live`
+  // orders reads: its live orders and the one above, which a shift moves
+  // down (above, the state is zero or never read again).
+  static KOKKOS_FORCEINLINE_FUNCTION int read_rows(int first_order, int live) {
+    const int n = live + 1 - first_order;
+    return n < 0 ? 0 : (n > OPT ? OPT : n);
   }
 
   // Every row of `x` one order down (x_j <- x_{j+1}) or up; the vacated end

@@ -6,7 +6,8 @@
 // butterfly reductions over the group; the tissue derivatives are summed per
 // thread and reduced once at the end (every pairing is linear in the per-order
 // sums, adjoint_impl.hpp). Checkpoints and stretches go to global memory as
-// rows of orders, so a group writes them in contiguous runs.
+// rows of orders, so a group writes them in contiguous runs; a stretch row
+// only the orders its event reads.
 //
 // On the host the group is one thread holding every order (a team of one):
 // fixed-size blocks, faster there too than the plain one-voxel kernel of
@@ -374,7 +375,7 @@ struct GroupedAdjointKernel
 
   // The orders of a thread's block that an event reads.
   static KOKKOS_FORCEINLINE_FUNCTION int read_orders(const Block& b, const EventRecord& rec) {
-    return Moves::moved_rows(b.live_here(live_orders_of(rec)));
+    return Moves::read_rows(b.first_order, live_orders_of(rec));
   }
 
   // One event's derivative along a sequence parameter, summed over the

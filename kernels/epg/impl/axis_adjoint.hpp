@@ -131,7 +131,8 @@ struct AxisAdjointKernel
   // was a fifth of the host sweep's time), of the first `orders` orders: a
   // stretch row holds those an event reads (its live orders and the one
   // above, which a shift moves down), a checkpoint row all (a replay from it
-  // runs events whose live orders grow). A device thread saves its block.
+  // runs events whose live orders grow). A device thread saves its whole
+  // block, or nothing where every order it holds is above those.
   KOKKOS_INLINE_FUNCTION void save(const Store& store, int slot, const Place& at, const Channel& s,
                                    int orders = OPT) const {
     if constexpr (host) {
@@ -140,7 +141,7 @@ struct AxisAdjointKernel
       std::memcpy(&store(at.store_row, slot, 1, 0), s.b, bytes);
       std::memcpy(&store(at.store_row, slot, 2, 0), s.c, bytes);
     } else {
-      (void)orders;
+      if (orders == 0) return;
       LARMOR_UNROLL
       for (int j = 0; j < OPT; ++j) {
         LARMOR_UNROLL
@@ -161,7 +162,7 @@ struct AxisAdjointKernel
       std::memcpy(s.b, &store(at.store_row, slot, 1, 0), bytes);
       std::memcpy(s.c, &store(at.store_row, slot, 2, 0), bytes);
     } else {
-      (void)orders;
+      if (orders == 0) return;
       LARMOR_UNROLL
       for (int j = 0; j < OPT; ++j) {
         LARMOR_UNROLL
@@ -225,8 +226,8 @@ struct AxisAdjointKernel
 
   // The orders of a thread's block that an event reads.
   static KOKKOS_FORCEINLINE_FUNCTION int read_orders(const Place& at, const EventRecord& rec) {
-    const int here = at.live_here(live_orders_of(rec));
-    return here < OPT ? here + 1 : OPT;
+    const int n = live_orders_of(rec) + 1 - at.first_order;
+    return n < 0 ? 0 : (n > OPT ? OPT : n);
   }
 
   // The forward shift on the axis: a_k <- a_{k-1}, b_k <- b_{k+1}, a_0 <- -b_0

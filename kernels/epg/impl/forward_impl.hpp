@@ -274,15 +274,18 @@ LaunchShape choose_launch_shape(int orders, int voxels, bool on_axis,
 
 // Whether a forward run takes the train kernel: where it may
 // (forward_may_take_train), a table compiled into a train, without declared
-// terms, carried state or a requested layout.
+// terms, carried state or a requested layout; unless forced on, only a train
+// whose shifts it renames (a spin-echo train runs faster in the event loop:
+// docs/performance.md, "Forward kernel").
 template <class ExecSpace>
 bool takes_train(const EventTable<typename ExecSpace::memory_space>& events,
                  const TissueViews<typename ExecSpace::memory_space>& tissue,
                  const CarriedState<typename ExecSpace::memory_space>& carry,
                  const LaunchOptions& options) {
+  const bool worth_it = options.train == LaunchOptions::Train::on || train_renames_shifts(events);
   return forward_may_take_train<ExecSpace>(options, events.on_axis) && events.train_steps > 0 &&
-         !declares_terms(tissue) && carry.in.extent(0) == 0 && carry.out.extent(0) == 0 &&
-         !options.layout_requested();
+         worth_it && !declares_terms(tissue) && carry.in.extent(0) == 0 &&
+         carry.out.extent(0) == 0 && !options.layout_requested();
 }
 
 template <class ExecSpace>

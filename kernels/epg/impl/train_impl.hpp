@@ -38,9 +38,9 @@ void launch_train_kernel(const ExecSpace& exec,
                              std::to_string(shape.team_threads) + " threads");
   }
   kernel.batch = batch;
-  // Where few steps have that shape (a spin-echo train shifts on both sides of
-  // its pulses), checking each step for a run would cost more than it saves.
-  kernel.rename = 2 * events.train_single_shift_steps >= events.train_steps;
+  // Where few steps have that shape, checking each step for a run would cost
+  // more than it saves.
+  kernel.rename = train_renames_shifts(events);
   typename Kernel::policy policy(exec, shape.league, shape.team_threads, 1);
   policy.set_scratch_size(
       0, Kokkos::PerTeam(Kernel::scratch_bytes(batch, shape.team_threads, shape.groups)));
