@@ -32,6 +32,16 @@ KOKKOS_FORCEINLINE_FUNCTION void move_elements(T* to, const T* from, std::size_t
 #endif
 }
 
+// The rows of an OPT-order block starting at `first_order` that an event
+// with `live` orders reads, which a reverse sweep keeps of the state before
+// it: its live orders and the one above, which a shift moves down (above,
+// the state is zero or never read again).
+template <int OPT>
+KOKKOS_FORCEINLINE_FUNCTION int read_rows(int first_order, int live) {
+  const int n = live + 1 - first_order;
+  return n < 0 ? 0 : (n > OPT ? OPT : n);
+}
+
 template <class Real, int OPT, int L, bool LaneLoops>
 struct BlockMoves {
   using Block = StateBlock<Real, OPT, L>;
@@ -126,14 +136,6 @@ struct BlockMoves {
         }
       }
     }
-  }
-
-  // The rows of a block starting at `first_order` that an event with `live`
-  // orders reads: its live orders and the one above, which a shift moves
-  // down (above, the state is zero or never read again).
-  static KOKKOS_FORCEINLINE_FUNCTION int read_rows(int first_order, int live) {
-    const int n = live + 1 - first_order;
-    return n < 0 ? 0 : (n > OPT ? OPT : n);
   }
 
   // Every row of `x` one order down (x_j <- x_{j+1}) or up; the vacated end

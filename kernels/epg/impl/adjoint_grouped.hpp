@@ -375,7 +375,7 @@ struct GroupedAdjointKernel
 
   // The orders of a thread's block that an event reads.
   static KOKKOS_FORCEINLINE_FUNCTION int read_orders(const Block& b, const EventRecord& rec) {
-    return Moves::read_rows(b.first_order, live_orders_of(rec));
+    return adjoint_detail::read_rows<OPT>(b.first_order, live_orders_of(rec));
   }
 
   // One event's derivative along a sequence parameter, summed over the

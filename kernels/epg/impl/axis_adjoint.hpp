@@ -226,8 +226,7 @@ struct AxisAdjointKernel
 
   // The orders of a thread's block that an event reads.
   static KOKKOS_FORCEINLINE_FUNCTION int read_orders(const Place& at, const EventRecord& rec) {
-    const int n = live_orders_of(rec) + 1 - at.first_order;
-    return n < 0 ? 0 : (n > OPT ? OPT : n);
+    return adjoint_detail::read_rows<OPT>(at.first_order, live_orders_of(rec));
   }
 
   // The forward shift on the axis: a_k <- a_{k-1}, b_k <- b_{k+1}, a_0 <- -b_0
