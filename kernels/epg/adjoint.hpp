@@ -38,10 +38,16 @@ using CotangentsOf =
     Kokkos::View<const float***, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
 
 // Orders a reverse sweep's checkpoint rows hold: the grouped layout pads to
-// 16 or 64 (its blocks), the plain one keeps the run's count.
+// 16, 32 or 64 (its blocks), the plain one keeps the run's count.
 inline int padded_reverse_orders(int orders) {
-  return orders <= 16 ? 16 : (orders <= 64 ? 64 : orders);
+  if (orders > 64) return orders;
+  return orders <= 16 ? 16 : (orders <= 32 ? 32 : 64);
 }
+
+// Threads per voxel of a device's grouped reverse sweep (4 orders each): the
+// fewest that hold the run's orders, so that no thread of a warp carries
+// orders the run never reaches.
+inline int reverse_group_threads(int orders) { return padded_reverse_orders(orders) / 4; }
 
 // Floats of one state a reverse sweep stores (per part of a dual number):
 // six components of the padded orders, or for a pooled model (one voxel per

@@ -139,11 +139,11 @@ void simulate_reverse(const ExecSpace& exec,
   // -m vjp -w mrf).
   if (events.orders <= 64 && !options.plain_adjoint && events.slice_profiles == 0 &&
       events.sample_weight_tables == 0) {
-    // Devices: 4 orders per thread, 4 or 16 threads per voxel, one warp per
-    // team. Host: a team of one thread holding every order (of eight voxels
-    // in SIMD lanes on the axis). An on-axis table (at float) runs the axis
-    // states (axis_adjoint.hpp), else the complex ones (exact on a rewritten
-    // table too: the rewrite is a change of frame).
+    // Devices: 4 orders per thread, 4, 8 or 16 threads per voxel
+    // (reverse_group_threads), one warp per team. Host: a team of one thread holding every order
+    // (of eight voxels in SIMD lanes on the axis). An on-axis table (at float) runs the axis states
+    // (axis_adjoint.hpp), else the complex ones (exact on a rewritten table too: the rewrite is a
+    // change of frame).
     constexpr bool host = kx::is_host_space_v<ExecSpace>;
     using One = std::integral_constant<int, 1>;
     const auto launch_grouped = [&](auto kernel_type, int opt, int group_threads, int lanes) {
@@ -182,7 +182,8 @@ void simulate_reverse(const ExecSpace& exec,
           if (options.real_scalar) return host_axis(One{});
           return host_axis(std::integral_constant<int, 8>{});
         } else {
-          return axis(std::integral_constant<int, 4>{}, One{}, events.orders <= 16 ? 4 : 16);
+          return axis(std::integral_constant<int, 4>{}, One{},
+                      reverse_group_threads(events.orders));
         }
       }
     }
@@ -208,7 +209,7 @@ void simulate_reverse(const ExecSpace& exec,
         return host_block(std::false_type{}, std::integral_constant<int, 8>{});
       return host_block(std::true_type{}, One{});
     } else {
-      const int group_threads = events.orders <= 16 ? 4 : 16;
+      const int group_threads = reverse_group_threads(events.orders);
       if (declares_terms(tissue)) {
         return grouped(std::integral_constant<int, 4>{}, std::true_type{}, group_threads, One{});
       }
