@@ -139,11 +139,12 @@ void simulate_reverse(const ExecSpace& exec,
   // -m vjp -w mrf).
   if (events.orders <= 64 && !options.plain_adjoint && events.slice_profiles == 0 &&
       events.sample_weight_tables == 0) {
-    // Devices: 4 orders per thread, 4, 8 or 16 threads per voxel
-    // (reverse_group_threads), one warp per team. Host: a team of one thread holding every order
-    // (of eight voxels in SIMD lanes on the axis). An on-axis table (at float) runs the axis states
-    // (axis_adjoint.hpp), else the complex ones (exact on a rewritten table too: the rewrite is a
-    // change of frame).
+    // Devices: 4 orders per thread, 4, 8 or 16 threads per voxel (the fewest
+    // that hold the orders, reverse_group_threads), one warp per team. Host: a
+    // team of one thread holding every order (of eight voxels in SIMD lanes
+    // on the axis). An on-axis table (at float) runs the axis states
+    // (axis_adjoint.hpp), else the complex ones (exact on a rewritten table
+    // too: the rewrite is a change of frame).
     constexpr bool host = kx::is_host_space_v<ExecSpace>;
     using One = std::integral_constant<int, 1>;
     const auto launch_grouped = [&](auto kernel_type, int opt, int group_threads, int lanes) {
