@@ -68,6 +68,30 @@ inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
 }
 
+// A device's grouped complex sweep keeps its stretch in team scratch, up to
+// this many states (fewer where the card's shared memory cannot hold them for
+// the kernel's blocks per multiprocessor): each reverse event then reads its
+// state back from shared memory, not global memory.
+inline constexpr int reverse_scratch_slots = 4;
+
+// The interval at which a sweep with `slots` states of team scratch keeps its
+// stretch there, or 0 where it keeps the stretch in global memory. An interval
+// the caller gives is kept: in scratch if it fits. The automatic one becomes
+// the slots while the checkpoints that takes are at most twice the states of
+// the default interval (checkpoints and stretch), so that a long stream does
+// not trade its stretch for a multitude of checkpoints.
+inline int scratch_stretch_interval(int events, int checkpoint_interval, int slots) {
+  if (slots <= 0 || events <= 0) return 0;
+  if (checkpoint_interval > 0) {
+    const int c = checkpoint_interval < events ? checkpoint_interval : events;
+    return c <= slots ? c : 0;
+  }
+  const int c = default_checkpoint_interval(events);
+  const int s = slots < events ? slots : events;
+  const int default_states = (events + c - 1) / c + c;
+  return (events + s - 1) / s <= 2 * default_states ? s : 0;
+}
+
 // For the loss L = sum over voxels and samples of Re(conj(w) y), with w the
 // cotangents(voxel, sample, {re, im}) and y the simulated signals: writes
 // tissue_gradients(voxel, d) = dL/d(M0, T1 [s], T2 [s], B1, df [Hz]) and ADDS

@@ -95,8 +95,14 @@ double Simulator::reverse_bytes_per_voxel(const tissue::Tissue& tissue, int chec
   const std::int64_t interval = checkpoint_interval > 0
                                     ? std::min<std::int64_t>(checkpoint_interval, events)
                                     : epg::default_checkpoint_interval(int(events));
-  const double states =
-      double((events + interval - 1) / std::max<std::int64_t>(interval, 1) + interval);
+  double states = double((events + interval - 1) / std::max<std::int64_t>(interval, 1) + interval);
+  // A device's grouped sweep may keep its stretch in team scratch instead, at
+  // a shorter interval: the larger of the two is a bound for either backend.
+  const int scratch_interval =
+      epg::scratch_stretch_interval(int(events), checkpoint_interval, epg::reverse_scratch_slots);
+  if (scratch_interval > 0) {
+    states = std::max(states, double((events + scratch_interval - 1) / scratch_interval));
+  }
   return states *
              epg::reverse_state_floats(kernel_states_, tissue.has_second_pool() ? 2 : 1,
                                        tissue.has_bound_pool() ? 1 : 0) *

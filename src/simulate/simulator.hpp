@@ -151,7 +151,8 @@ class Simulator {
   // The device bytes one kernel voxel of a reverse-mode run takes: its
   // checkpoints and one stretch of states every `checkpoint_interval` events
   // (0: automatic; forward over reverse, `second_order`: twice the floats),
-  // and its cotangents.
+  // or the more checkpoints of a stretch kept in a GPU team's scratch, and
+  // its cotangents.
   double reverse_bytes_per_voxel(const tissue::Tissue& tissue, int checkpoint_interval,
                                  bool second_order) const;
 

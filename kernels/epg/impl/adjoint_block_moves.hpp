@@ -138,6 +138,30 @@ struct BlockMoves {
     }
   }
 
+  // A device thread's slot of a stretch kept in team scratch: every value of
+  // its block, `stride` (the team's threads) apart, so that a warp's stores
+  // of one value fill consecutive banks. `at` is the thread's first value in
+  // the slot; `f(offset, value)` for each value of the block.
+  template <class F>
+  static KOKKOS_FORCEINLINE_FUNCTION void for_column(int stride, Block& b, F&& f) {
+    static_assert(L == 1 && !lane_loops, "a device thread holds one voxel");
+    LARMOR_UNROLL
+    for (int c = 0; c < 6; ++c) {
+      LARMOR_UNROLL
+      for (int p = 0; p < parts; ++p) {
+        LARMOR_UNROLL
+        for (int j = 0; j < OPT; ++j)
+          f(((c * parts + p) * OPT + j) * stride, part_of(component(b, c)[j], p));
+      }
+    }
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void save_column(float* at, int stride, Block& b) {
+    for_column(stride, b, [&](int i, float& v) LARMOR_INLINE_LAMBDA { at[i] = v; });
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void load_column(const float* at, int stride, Block& b) {
+    for_column(stride, b, [&](int i, float& v) LARMOR_INLINE_LAMBDA { v = at[i]; });
+  }
+
   // Every row of `x` one order down (x_j <- x_{j+1}) or up; the vacated end
   // row is the caller's. A host thread with lanes moves only the rows of an
   // event's `here` live orders and the one above (above, the state is zero

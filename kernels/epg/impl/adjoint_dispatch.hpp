@@ -9,6 +9,7 @@
 // sweep compiles the declared terms only into the variant that runs them.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -27,8 +28,25 @@ struct ReverseLaunch {
   int interval = 1;
   int padded_orders = 0;  // values of a store row: orders (x lanes)
   int groups = 1, group_threads = 1;
-  int lanes = 1;  // voxels per store row
+  int lanes = 1;                    // voxels per store row
+  bool stretch_in_scratch = false;  // no global stretch store
 };
+
+// The stretch states a team of `team_threads` can keep in its scratch: up to
+// reverse_scratch_slots, as many as the backend's scratch limit and the
+// kernel's blocks per multiprocessor (its launch bounds) leave room for.
+template <class Kernel, class ExecSpace>
+int stretch_scratch_slots(const ExecSpace& exec, int team_threads) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace, typename Kernel::launch_bounds>;
+  for (int slots = reverse_scratch_slots; slots > 0; --slots) {
+    const std::size_t bytes = Kernel::stretch_scratch_bytes(slots, team_threads);
+    if (bytes > Policy::scratch_size_max(0)) continue;
+    Policy policy(exec, 1, team_threads);
+    policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    if (policy.team_size_max(Kernel{}, Kokkos::ParallelForTag{}) >= team_threads) return slots;
+  }
+  return 0;
+}
 
 // The fields every reverse kernel shares, and its checkpoint stores.
 template <class Kernel, class ExecSpace>
@@ -53,8 +71,8 @@ Kernel configure(const EventTable<typename ExecSpace::memory_space>& events,
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_checkpoints"), rows,
       stretches, components, launch.padded_orders);
   kernel.stretch = typename Kernel::Store(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_stretch"), rows,
-      launch.interval, components, launch.padded_orders);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "larmor::adjoint_stretch"),
+      launch.stretch_in_scratch ? 0 : rows, launch.interval, components, launch.padded_orders);
   return kernel;
 }
 
@@ -153,14 +171,30 @@ void simulate_reverse(const ExecSpace& exec,
       launch.padded_orders = opt * group_threads * launch.lanes;
       launch.group_threads = group_threads;
       launch.groups = host ? 1 : 32 / group_threads;
+      const int team_threads = launch.groups * group_threads;
+      using Policy = Kokkos::TeamPolicy<ExecSpace, typename Kernel::launch_bounds>;
+      int scratch_interval = 0;
+      if constexpr (Kernel::scratch_stretch) {
+        scratch_interval = scratch_stretch_interval(
+            events.count, checkpoint_interval, stretch_scratch_slots<Kernel>(exec, team_threads));
+        if (scratch_interval > 0) launch.interval = scratch_interval;
+      }
+      launch.stretch_in_scratch = scratch_interval > 0;
       auto kernel =
           configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch);
       kernel.groups = launch.groups;
       kernel.group_threads = group_threads;
       const int per_team = launch.groups * launch.lanes;
       const int league = (tissue.voxels + per_team - 1) / per_team;
-      using Policy = Kokkos::TeamPolicy<ExecSpace, typename Kernel::launch_bounds>;
-      run(kernel, Policy(exec, league, launch.groups * group_threads));
+      Policy policy(exec, league, team_threads);
+      if constexpr (Kernel::scratch_stretch) {
+        if (launch.stretch_in_scratch) {
+          kernel.stretch_in_scratch = true;
+          policy.set_scratch_size(
+              0, Kokkos::PerTeam(Kernel::stretch_scratch_bytes(launch.interval, team_threads)));
+        }
+      }
+      run(kernel, policy);
     };
     if constexpr (std::is_same_v<Real, float>) {
       if (events.on_axis && !declares_terms(tissue)) {

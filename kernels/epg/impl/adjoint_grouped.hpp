@@ -3,11 +3,12 @@
 // registers (StateBlock), so the state, the state before the pulse and the
 // adjoint never leave registers. Shifts and their transposes trade block
 // edges by warp shuffles; the per-event sums of the sequence derivatives are
-// butterfly reductions over the group; the tissue derivatives are summed per
-// thread and reduced once at the end (every pairing is linear in the per-order
-// sums, adjoint_impl.hpp). Checkpoints and stretches go to global memory as
-// rows of orders, so a group writes them in contiguous runs; a stretch row
-// only the orders its event reads.
+// butterfly reductions over the team (one warp), added once per team; the
+// tissue derivatives are summed per thread and reduced once at the end (every
+// pairing is linear in the per-order sums, adjoint_impl.hpp). Checkpoints go
+// to global memory as rows of orders, so a group writes them in contiguous
+// runs; so does the stretch, a row only the orders its event reads, unless
+// the team keeps it in its scratch (adjoint_dispatch.hpp decides).
 //
 // On the host the group is one thread holding every order (a team of one):
 // fixed-size blocks, faster there too than the plain one-voxel kernel of
@@ -24,6 +25,7 @@
 // that code nearly triples its size (docs/performance.md, "Reverse sweeps").
 #pragma once
 
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -65,6 +67,16 @@ struct GroupedAdjointKernel
   int groups = 1;         // lane blocks per team
   int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
+  // A device team may keep the stretch in its scratch (`stretch_in_scratch`,
+  // the interval's slots): the reverse sweep then reads each state back from
+  // shared memory instead of global memory.
+  static constexpr bool scratch_stretch = !host;
+  static constexpr int slot_floats = components * parts * OPT * L;
+  bool stretch_in_scratch = false;
+  static std::size_t stretch_scratch_bytes(int slots, int team_threads) {
+    return sizeof(float) * std::size_t(slots) * slot_floats * std::size_t(team_threads);
+  }
+
   WorkerRows<ExecSpace> workers;
   static constexpr bool stores_per_worker = WorkerRows<ExecSpace>::enabled;
 
@@ -76,6 +88,9 @@ struct GroupedAdjointKernel
     bool precess = false;     // some lane precesses: the steps' uniform branch
     bool active[L];
     Tissue tissue[L];
+    bool writes_sums = false;  // the team's first thread adds the sequence sums
+    float* scratch = nullptr;  // this thread's first stretch value in team scratch, if kept there
+    int stride = 0;            // the team's threads
   };
 
   using Moves = adjoint_detail::BlockMoves<Real, OPT, L, lane_loops>;
@@ -87,6 +102,28 @@ struct GroupedAdjointKernel
   KOKKOS_INLINE_FUNCTION void load(const Store& store, int slot, const Place& at, Block& b,
                                    int orders = OPT) const {
     Moves::load(store, at.store_row, slot, b, orders);
+  }
+
+  // A stretch slot, in team scratch or in the global store.
+  KOKKOS_INLINE_FUNCTION void save_stretch(int slot, const Place& at, Block& b, int orders) const {
+    if constexpr (scratch_stretch) {
+      if (at.scratch != nullptr) {
+        if (orders > 0)
+          Moves::save_column(at.scratch + slot * slot_floats * at.stride, at.stride, b);
+        return;
+      }
+    }
+    save(stretch, slot, at, b, orders);
+  }
+  KOKKOS_INLINE_FUNCTION void load_stretch(int slot, const Place& at, Block& b, int orders) const {
+    if constexpr (scratch_stretch) {
+      if (at.scratch != nullptr) {
+        if (orders > 0)
+          Moves::load_column(at.scratch + slot * slot_floats * at.stride, at.stride, b);
+        return;
+      }
+    }
+    load(stretch, slot, at, b, orders);
   }
 
   // Sum over the group's threads (butterfly; every thread gets the sum).
@@ -319,6 +356,16 @@ struct GroupedAdjointKernel
       at.precess = at.precess || at.tissue[l].precess;
     }
     at.any_active = at.active[0];
+    at.writes_sums = team.team_rank() == 0;
+    if constexpr (scratch_stretch) {
+      if (stretch_in_scratch) {
+        const int slots = interval;
+        Kokkos::View<float*, typename ExecSpace::scratch_memory_space, kx::Unmanaged> kept(
+            team.team_scratch(0), std::size_t(slots) * slot_floats * team.team_size());
+        at.scratch = kept.data() + team.team_rank();
+        at.stride = team.team_size();
+      }
+    }
     const Terms d = Declared ? declared_terms(tissue, at.any_active ? at.first_voxel : 0) : Terms{};
     Exchange x;
     x.team_threads = team.team_size();
@@ -346,12 +393,12 @@ struct GroupedAdjointKernel
     for (;;) {
       for (; e < end; ++e) {
         const EventRecord& rec = events.records(e);
-        if (at.any_active && e >= first) save(stretch, e - first, at, s, read_orders(s, rec));
+        if (at.any_active && e >= first) save_stretch(e - first, at, s, read_orders(s, rec));
         if (at.any_active && e < first && e % interval == 0) save(checkpoints, e / interval, at, s);
         apply_event(team, x, s, rec, at, d);
       }
       for (int r = end - 1; r >= first; --r) {
-        if (at.any_active) load(stretch, r - first, at, s, read_orders(s, events.records(r)));
+        if (at.any_active) load_stretch(r - first, at, s, read_orders(s, events.records(r)));
         reverse_event(team, x, at, r, events.records(r), d, s, s1, lam, g);
       }
       if (--c < 0) break;
@@ -379,13 +426,14 @@ struct GroupedAdjointKernel
   }
 
   // One event's derivative along a sequence parameter, summed over the
-  // lanes (an inactive lane's adjoint is zero) and the group.
+  // lanes (an inactive lane's adjoint is zero) and the team.
   KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column,
                                            const Real (&partial)[L]) const {
     Real lanes_sum = partial[0];
     LARMOR_UNROLL
     for (int l = 1; l < L; ++l) lanes_sum += partial[l];
-    const Real g = group_sum(lanes_sum);
+    Real g = lanes_sum;
+    for (int p = 0; p < parts; ++p) part_of(g, p) = adjoint_detail::warp_sum(part_of(lanes_sum, p));
     if (!write) return;
     const float value = part_of(g, 0);
     if (value != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), value);
@@ -481,7 +529,7 @@ struct GroupedAdjointKernel
       }
     }
     if (act & abi::action::crush_before) unshift(team, x, lam, at, d, live);
-    const bool write = at.any_active && s.thread_in_group == 0;
+    const bool write = at.any_active && at.writes_sums;
     // Uniform over the warp: the event decides which sums exist.
     if (kind == abi::EventKind::pulse) add_sequence(write, e, sequence_gradient::flip, seq_flip);
     if (kind == abi::EventKind::pulse || kind == abi::EventKind::adc) {

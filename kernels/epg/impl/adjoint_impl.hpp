@@ -425,6 +425,16 @@ KOKKOS_INLINE_FUNCTION void reverse_rotation(const PlainState<K, Real>& s, Plain
   g[1] = dp;
 }
 
+// The sum over a device team of one warp, every lane getting it (identity
+// on a host thread): a team adds each event's sequence sums once, for all
+// its voxels, since the adds of every voxel group contend on the event's row.
+KOKKOS_FORCEINLINE_FUNCTION float warp_sum(float v) {
+#if defined(__CUDA_ARCH__)
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+#endif
+  return v;
+}
+
 }  // namespace adjoint_detail
 
 // What every reverse kernel reads and writes, and its checkpoint stores
@@ -442,6 +452,9 @@ struct ReverseKernelBase {
   ReverseOutputs<memory_space> out;
   Store checkpoints, stretch;
   int interval = 1;
+  // Whether a kernel may keep its stretch in team scratch instead (then the
+  // interval is at most the slots its scratch holds).
+  static constexpr bool scratch_stretch = false;
   // Rows of the stores: one per block of voxels, or one per host worker
   // thread where a kernel holds WorkerRows.
   static constexpr bool stores_per_worker = false;
