@@ -113,7 +113,7 @@ TrainSteps train_steps_rule(const LaunchOptions& options, bool on_axis) {
 }
 
 // Forward mode along the five tissue directions (M0, T1, T2, B1, df; the order
-// of tissue_direction in event_loop.hpp): the same event loop at a dual
+// of tissue_direction in tissue_views.hpp): the same event loop at a dual
 // number. Writes the signals as simulate_forward does and their derivatives:
 // tangents(voxel, direction, sample, {re, im}) = d signal / d parameter, with
 // T1 and T2 in seconds and df in Hz.
