@@ -20,6 +20,7 @@ struct BenchArgs {
   std::string schedule = "inputs/mrf-schedule-1000.csv";  // for mrf, from the working folder
   std::vector<std::string> terms = {"none"};              // declared terms, one run per entry
   std::vector<std::string> seq_files;                     // --mode pulseq: the files timed
+  bool tissue_only = false;  // vjp, hvp: no sequence derivatives (as a tissue fit runs)
 };
 
 // Where and when a result was measured, for every mode's JSON: the host's

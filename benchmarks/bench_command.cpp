@@ -71,7 +71,9 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
                                     : args.mode == "vjp" ? simulate::KernelMode::vjp
                                     : args.mode == "hvp" ? simulate::KernelMode::hvp
                                                          : simulate::KernelMode::forward;
-  simulate::TimedLaunch launch(sim, tissue, mode);
+  const bool reverse = mode == simulate::KernelMode::vjp || mode == simulate::KernelMode::hvp;
+  const bool tissue_only = reverse && args.tissue_only;
+  simulate::TimedLaunch launch(sim, tissue, mode, 0, !tissue_only);
   auto run_all = [&] {
     const auto t0 = std::chrono::steady_clock::now();
     launch.run();
@@ -102,8 +104,8 @@ Result bench_one(const std::string& name, const std::string& terms, const BenchA
   if (tissue.has_second_pool() || tissue.has_bound_pool()) res.layout = "pooled";
   // Waveform pulses run in a layout of their own (docs/kernels.md).
   if (sim.waveform_table().waveforms() > 0) res.layout = "waveforms";
-  if (args.mode != "forward") res.layout = args.mode + (on_axis ? "/axis" : "");
-  res.mode = args.mode;
+  res.mode = args.mode + (tissue_only ? "-tissue" : "");
+  if (args.mode != "forward") res.layout = res.mode + (on_axis ? "/axis" : "");
   res.terms = terms;
   return res;
 }

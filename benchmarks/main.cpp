@@ -38,6 +38,9 @@ void add_bench_options(CLI::App& app, larmor::benchmarks::BenchArgs& args) {
          "voxels of 256 isochromats, 65,536 by default)")
       ->check(CLI::IsMember(
           {"forward", "jvp", "vjp", "hvp", "rebind", "perk", "match", "pulseq", "bloch"}));
+  app.add_flag("--tissue-only", args.tissue_only,
+               "vjp, hvp: the tissue's derivatives alone, as a tissue fit asks (no per-event "
+               "sequence derivatives); reported as mode vjp-tissue or hvp-tissue");
   app.add_option("--seq", args.seq_files, "Pulseq files (--mode pulseq; repeatable)")
       ->check(CLI::ExistingFile);
   app.add_option("-j,--json", args.json, "Where the JSON results go");

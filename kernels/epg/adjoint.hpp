@@ -20,10 +20,13 @@ inline constexpr int flip = 0, phase = 1, duration = 2, count = 3;
 }
 
 // Where a reverse sweep writes. The *_hvp views are used at dual numbers only.
+// Without sequence derivatives (sequence_gradients with no rows: a fit needs
+// only the tissue's) a sweep skips their per-event sums over the voxels.
 template <class MemorySpace>
 struct ReverseOutputs {
   using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace>;
   Matrix tissue_gradients, sequence_gradients, tissue_hvp, sequence_hvp;
+  KOKKOS_INLINE_FUNCTION bool wants_sequence() const { return sequence_gradients.extent(0) > 0; }
 };
 
 // Per-voxel or per-event matrices, directions and cotangents(voxel, sample,
@@ -96,7 +99,8 @@ inline int scratch_stretch_interval(int events, int checkpoint_interval, int slo
 // cotangents(voxel, sample, {re, im}) and y the simulated signals: writes
 // tissue_gradients(voxel, d) = dL/d(M0, T1 [s], T2 [s], B1, df [Hz]) and ADDS
 // to sequence_gradients(event, {flip [rad], phase [rad], duration [s]}) the
-// derivative of L summed over the voxels (zero it first). Keeps a checkpoint
+// derivative of L summed over the voxels (zero it first; a view with no rows
+// skips them, which a fit of the tissue alone does not need). Keeps a checkpoint
 // every `checkpoint_interval` events (0: sqrt of the event count).
 template <class ExecSpace>
 void simulate_tissue_vjp(const ExecSpace& exec,
@@ -112,7 +116,8 @@ void simulate_tissue_vjp(const ExecSpace& exec,
 // simulate_tissue_vjp writes (the gradients of L) and their derivatives along
 // u: tissue_hvp(voxel, d) = sum_e d2L / d(d) d(e) u_e (the Hessian of L in the
 // tissue times u) and ADDS to sequence_hvp(event, {flip, phase, duration}) the
-// mixed second derivatives d2L / d(sequence value) du, summed over voxels.
+// mixed second derivatives d2L / d(sequence value) du, summed over voxels
+// (both sequence views with no rows skip them).
 template <class ExecSpace>
 void simulate_tissue_hvp(
     const ExecSpace& exec, const EventTable<typename ExecSpace::memory_space>& events,

@@ -267,12 +267,13 @@ tissue_derivatives = jvp
 class Gradients:
     """The adjoint of simulate() for the loss sum Re(conj(w) y): `tissue` [voxels, 5] per deck
     unit (DIRECTIONS), `events` [events, 3] (flip per rad, phase per rad, duration per s, summed
-    over voxels) and `flip_deg` (per pulse event, per degree)."""
+    over voxels) and `flip_deg` (per pulse event, per degree); `events` and `flip_deg` are None
+    where the run skipped the sequence derivatives."""
 
     def __init__(self, tissue, events, pulse_events, tissue_hvp=None, events_hvp=None):
         self.tissue = tissue
         self.events = events
-        self.flip_deg = events[pulse_events, 0] * (math.pi / 180.0)
+        self.flip_deg = None if events is None else events[pulse_events, 0] * (math.pi / 180.0)
         self.tissue_hvp = tissue_hvp
         self.events_hvp = events_hvp
 
@@ -280,7 +281,8 @@ class Gradients:
         return self.tissue[:, DIRECTIONS.index(name)]
 
 
-def vjp(sequence, tissue, cotangents, *, max_order=None, checkpoint_interval=0):
+def vjp(sequence, tissue, cotangents, *, max_order=None, checkpoint_interval=0,
+        sequence_gradients=True):
     """Gradients of the loss sum Re(conj(w) y) (reverse mode).
 
     Parameters
@@ -292,6 +294,9 @@ def vjp(sequence, tissue, cotangents, *, max_order=None, checkpoint_interval=0):
     max_order : int, optional
     checkpoint_interval : int
         Events between stored states of the reverse sweep (0: chosen by larmor).
+    sequence_gradients : bool
+        False: the tissue gradients alone (a tissue fit's faster run; `events` and `flip_deg`
+        are None).
 
     Returns
     -------
@@ -299,7 +304,8 @@ def vjp(sequence, tissue, cotangents, *, max_order=None, checkpoint_interval=0):
         tissue [voxels, 5], events [events, 3], flip_deg [pulses].
     """
     sim = simulator(sequence, max_order)
-    tg, sg = sim.vjp(_tissue(tissue), np.asarray(cotangents), checkpoint_interval)
+    tg, sg = sim.vjp(_tissue(tissue), np.asarray(cotangents), checkpoint_interval,
+                     sequence_gradients)
     return Gradients(tg, sg, sim.sequence.pulse_events)
 
 

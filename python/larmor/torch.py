@@ -48,7 +48,9 @@ class SimulateFunction(torch.autograd.Function):
         # PyTorch's gradient of a complex output is dL/dRe y + i dL/dIm y: the w of larmor's
         # adjoint loss sum Re(conj(w) y).
         w = grad_signals.detach().to("cpu").resolve_conj().to(torch.complex64).contiguous()
-        tissue_grad, sequence_grad = ctx.simulator.vjp(ctx.tissue, w.numpy(), 0)
+        # The sequence derivatives only where the flips want a gradient.
+        tissue_grad, sequence_grad = ctx.simulator.vjp(ctx.tissue, w.numpy(), 0,
+                                                       ctx.needs_input_grad[1])
         grads = [torch.from_numpy(np.ascontiguousarray(tissue_grad[:, k])) if ctx.needs_input_grad[2 + k]
                  else None for k in range(len(DIRECTIONS))]
         flip_grad = None

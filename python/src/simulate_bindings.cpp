@@ -143,17 +143,18 @@ void scale_tissue_rows(float* rows, std::int64_t voxels) {
 }
 
 py::tuple vjp(const simulate::Simulator& sim, const tissue::Tissue& t, const py::array& cotangents,
-              int checkpoint_interval) {
+              int checkpoint_interval, bool sequence) {
   auto w = cotangent_floats(cotangents, t.voxels, sim.samples());
   py::array_t<float> tissue_gradients({py::ssize_t(t.voxels), py::ssize_t(kDirections)});
-  py::array_t<float> sequence_gradients({py::ssize_t(sim.events()), py::ssize_t(3)});
+  py::array_t<float> sequence_gradients({py::ssize_t(sequence ? sim.events() : 0), py::ssize_t(3)});
   const float* wp = w.data();
   float* tg = tissue_gradients.mutable_data();
-  float* sg = sequence_gradients.mutable_data();
+  float* sg = sequence ? sequence_gradients.mutable_data() : nullptr;
   run_unlocked([&] {
     simulate::default_backend::run_tissue_vjp(sim, t, wp, tg, sg, checkpoint_interval);
     scale_tissue_rows(tg, t.voxels);
   });
+  if (!sequence) return py::make_tuple(tissue_gradients, py::none());
   return py::make_tuple(tissue_gradients, sequence_gradients);
 }
 
@@ -265,11 +266,12 @@ void register_simulate(py::module_& m) {
            "Signals [voxels, samples] and their derivatives [voxels, 5, samples] (complex64) "
            "along m0, t1_ms, t2_ms, b1, off_resonance_hz (per deck unit: T1, T2 per ms).")
       .def("vjp", &vjp, py::arg("tissue"), py::arg("cotangents"),
-           py::arg("checkpoint_interval") = 0,
+           py::arg("checkpoint_interval") = 0, py::arg("sequence") = true,
            "For the loss sum Re(conj(w) y), w = cotangents [voxels, samples] (complex) or "
            "[voxels, samples, 2]: the tissue gradients [voxels, 5] per deck unit (m0, t1_ms, "
            "t2_ms, b1, off_resonance_hz) and the sequence gradients [events, 3] (flip per rad, "
-           "phase per rad, duration per s) summed over voxels.")
+           "phase per rad, duration per s) summed over voxels; with sequence=False None in "
+           "their place (a tissue fit's faster run).")
       .def("hvp", &hvp, py::arg("tissue"), py::arg("directions"), py::arg("cotangents"),
            py::arg("checkpoint_interval") = 0,
            "Forward over reverse along directions [voxels, 5] (deck units): vjp's two results, "

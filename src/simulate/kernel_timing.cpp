@@ -30,7 +30,7 @@ struct TimedLaunch::Impl {
 };
 
 TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, KernelMode mode,
-                         int checkpoint_interval)
+                         int checkpoint_interval, bool sequence_derivatives)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.mode = mode;
@@ -72,15 +72,16 @@ TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, Ker
   Kokkos::deep_copy(m.cotangents, 1.0f);
   m.tissue_gradients =
       Rows2("larmor::bench_tissue_gradients", reverse_rows, epg::tissue_tangent_count);
-  m.sequence_gradients = Rows2("larmor::bench_sequence_gradients", vjp ? sim.events() : 0,
+  const bool sequence = vjp && sequence_derivatives;
+  m.sequence_gradients = Rows2("larmor::bench_sequence_gradients", sequence ? sim.events() : 0,
                                epg::sequence_gradient::count);
   m.directions =
       Rows2("larmor::bench_directions", hvp ? reverse_rows : 0, epg::tissue_tangent_count);
   Kokkos::deep_copy(Kokkos::subview(m.directions, Kokkos::ALL, epg::tissue_direction::t1), 1.0f);
   m.tissue_hvp =
       Rows2("larmor::bench_tissue_hvp", hvp ? reverse_rows : 0, epg::tissue_tangent_count);
-  m.sequence_hvp =
-      Rows2("larmor::bench_sequence_hvp", hvp ? sim.events() : 0, epg::sequence_gradient::count);
+  m.sequence_hvp = Rows2("larmor::bench_sequence_hvp", hvp && sequence ? sim.events() : 0,
+                         epg::sequence_gradient::count);
 }
 
 TimedLaunch::~TimedLaunch() = default;

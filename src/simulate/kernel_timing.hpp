@@ -35,9 +35,10 @@ class TimedLaunch {
   // each voxel once per slice position. The real-subspace path is taken where
   // the simulator's runs take it (forward over reverse keeps the complex
   // kernels). `simulator` outlives the TimedLaunch.
-  // `checkpoint_interval` (reverse modes; 0: automatic).
+  // `checkpoint_interval` (reverse modes; 0: automatic); without
+  // `sequence_derivatives` the reverse modes compute the tissue's alone.
   TimedLaunch(const Simulator& simulator, const tissue::Tissue& tissue, KernelMode mode,
-              int checkpoint_interval = 0);
+              int checkpoint_interval = 0, bool sequence_derivatives = true);
   ~TimedLaunch();
   TimedLaunch(TimedLaunch&&) noexcept;
   TimedLaunch& operator=(TimedLaunch&&) noexcept;

@@ -147,7 +147,8 @@ class Simulator {
   // writes tissue_gradients[voxel][M0, T1, T2, B1, df] (tissue.voxels * 5)
   // and sequence_gradients[event][flip, phase, duration] summed over voxels
   // (events() * 3), with a checkpoint every `checkpoint_interval` events (0:
-  // automatic).
+  // automatic). A null sequence_gradients skips the sequence derivatives: a
+  // fit of the tissue needs none, and the sweep is faster without their sums.
   // The device bytes one kernel voxel of a reverse-mode run takes: its
   // checkpoints and one stretch of states every `checkpoint_interval` events
   // (0: automatic; forward over reverse, `second_order`: twice the floats),
@@ -166,7 +167,7 @@ class Simulator {
   // run_tissue_vjp_into writes and, along the directions, their derivatives:
   // tissue_hvp[voxel][5] (the loss's tissue Hessian times the direction) and
   // sequence_hvp[event][flip, phase, duration] (mixed second derivatives,
-  // summed over voxels).
+  // summed over voxels; null with a null sequence_gradients).
   template <class ExecSpace>
   void run_tissue_hvp_into(const tissue::Tissue& tissue, const float* directions,
                            const float* cotangents, float* tissue_gradients,

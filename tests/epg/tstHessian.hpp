@@ -20,6 +20,11 @@ TEST(TEST_CATEGORY, tissue_hvp_matches_mixed_central_differences) {
   expect_tissue_hvp_matches_differences(vjp_test_train(), random_tissue(3, 121), 24);
 }
 
+TEST(TEST_CATEGORY, tissue_hvp_without_sequence_derivatives_matches_mixed_central_differences) {
+  expect_tissue_hvp_matches_differences(vjp_test_train(), random_tissue(3, 125), 24,
+                                        single_pool_reference(), 0.0, false);
+}
+
 TEST(TEST_CATEGORY, sequence_hvp_matches_mixed_central_differences) {
   EXPECT_GT(expect_sequence_hvp_matches_differences(vjp_test_train(), random_tissue(2, 131), 24),
             60);

@@ -188,6 +188,7 @@ TEST(TEST_CATEGORY, real_path_vjp_matches_differences_and_the_complex_kernel) {
     }
     const real_path::RealPathSetting on("on");
     expect_dot_product_identity(d, t);
+    expect_dot_product_identity(d, t, false);  // a tissue fit's run on the axis
     expect_vjp_independent_of_the_interval(d, t);
   }
 }

@@ -93,14 +93,17 @@ void simulate_reverse(const ExecSpace& exec,
   const auto wrong = [&](const auto& m, std::size_t rows, int columns) {
     return m.extent(0) < rows || m.extent(1) != std::size_t(columns);
   };
-  bool bad = cotangents.extent(0) < voxels || cotangents.extent(1) < std::size_t(events.samples) ||
-             cotangents.extent(2) != 2 ||
-             wrong(out.tissue_gradients, voxels, tissue_direction::count) ||
-             wrong(out.sequence_gradients, std::size_t(events.count), sequence_gradient::count);
+  // Sequence views with no rows: their derivatives are not wanted.
+  const std::size_t sequence_rows = out.wants_sequence() ? std::size_t(events.count) : 0;
+  bool bad =
+      cotangents.extent(0) < voxels || cotangents.extent(1) < std::size_t(events.samples) ||
+      cotangents.extent(2) != 2 || wrong(out.tissue_gradients, voxels, tissue_direction::count) ||
+      (sequence_rows > 0 && wrong(out.sequence_gradients, sequence_rows, sequence_gradient::count));
   if constexpr (tangent_count_v < Real >> 0) {
     bad = bad || wrong(directions, voxels, tissue_direction::count) ||
           wrong(out.tissue_hvp, voxels, tissue_direction::count) ||
-          wrong(out.sequence_hvp, std::size_t(events.count), sequence_gradient::count);
+          (sequence_rows > 0 ? wrong(out.sequence_hvp, sequence_rows, sequence_gradient::count)
+                             : out.sequence_hvp.extent(0) > 0);
   }
   if (bad) {
     throw std::invalid_argument(
@@ -175,8 +178,13 @@ void simulate_reverse(const ExecSpace& exec,
       using Policy = Kokkos::TeamPolicy<ExecSpace, typename Kernel::launch_bounds>;
       int scratch_interval = 0;
       if constexpr (Kernel::scratch_stretch) {
-        scratch_interval = scratch_stretch_interval(
-            events.count, checkpoint_interval, stretch_scratch_slots<Kernel>(exec, team_threads));
+        // Fewer slots never turn a global stretch into scratch: ask the
+        // backend only where the full count would keep it there.
+        if (scratch_stretch_interval(events.count, checkpoint_interval, reverse_scratch_slots) >
+            0) {
+          scratch_interval = scratch_stretch_interval(
+              events.count, checkpoint_interval, stretch_scratch_slots<Kernel>(exec, team_threads));
+        }
         if (scratch_interval > 0) launch.interval = scratch_interval;
       }
       launch.stretch_in_scratch = scratch_interval > 0;

@@ -429,6 +429,7 @@ struct GroupedAdjointKernel
   // lanes (an inactive lane's adjoint is zero) and the team.
   KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column,
                                            const Real (&partial)[L]) const {
+    if (!out.wants_sequence()) return;  // uniform over the team
     Real lanes_sum = partial[0];
     LARMOR_UNROLL
     for (int l = 1; l < L; ++l) lanes_sum += partial[l];

@@ -191,6 +191,7 @@ KOKKOS_INLINE_FUNCTION void load_state(const Store& store, int v, int slot, Stat
 template <class MemorySpace, class Real>
 KOKKOS_INLINE_FUNCTION void add_sequence_gradient(const ReverseOutputs<MemorySpace>& out, int e,
                                                   int column, const Real& g) {
+  if (!out.wants_sequence()) return;
   const float value = part_of(g, 0);
   if (value != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), value);
   if constexpr (part_count_v < Real >> 1) {

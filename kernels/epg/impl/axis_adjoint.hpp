@@ -1,6 +1,7 @@
 // The adjoint sweep on the axis states (the real-subspace path's reverse
-// mode, at float): the layout, checkpoints and replays of the grouped kernel
-// (adjoint_grouped.hpp), with each order three real numbers instead of six.
+// mode, at float): the layout, checkpoints, replays, scratch stretch and team
+// sums of the grouped kernel (adjoint_grouped.hpp), with each order three
+// real numbers instead of six.
 //
 // The forward state stays on the axis, x = (a, b, c) with F+ = i a, F- = i b,
 // Z = c (axis_state.hpp). The adjoint does not: a complex cotangent seeds it
@@ -106,6 +107,15 @@ struct AxisAdjointKernel
   int groups = 1;         // lane blocks per team
   int group_threads = 1;  // threads per lane block (a power of two dividing a warp)
 
+  // A device team may keep the stretch in its scratch, as the grouped
+  // kernel does (adjoint_grouped.hpp; adjoint_dispatch.hpp decides).
+  static constexpr bool scratch_stretch = !host;
+  static constexpr int slot_floats = components * OPT * L;
+  bool stretch_in_scratch = false;
+  static std::size_t stretch_scratch_bytes(int slots, int team_threads) {
+    return sizeof(float) * std::size_t(slots) * slot_floats * std::size_t(team_threads);
+  }
+
   WorkerRows<ExecSpace> workers;  // a host thread's store row (a device block's is `block`)
   static constexpr bool stores_per_worker = WorkerRows<ExecSpace>::enabled;
 
@@ -119,6 +129,9 @@ struct AxisAdjointKernel
     bool block_active = false;  // some lane holds a voxel
     bool active[L];
     Tissue tissue[L];
+    bool writes_sums = false;  // the team's first thread adds the sequence sums
+    float* scratch = nullptr;  // this thread's first stretch value in team scratch, if kept there
+    int stride = 0;            // the team's threads
 
     KOKKOS_FORCEINLINE_FUNCTION int live_here(int live) const {
       const int n = live - first_order;
@@ -174,6 +187,33 @@ struct AxisAdjointKernel
         }
       }
     }
+  }
+
+  // A stretch slot, in team scratch (Channel::for_column) or in the global
+  // store.
+  KOKKOS_INLINE_FUNCTION void save_stretch(int slot, const Place& at, Channel& s,
+                                           int orders) const {
+    if constexpr (scratch_stretch) {
+      if (at.scratch != nullptr) {
+        float* kept = at.scratch + slot * slot_floats * at.stride;
+        if (orders > 0)
+          s.for_column(at.stride, [&](int i, float& v) LARMOR_INLINE_LAMBDA { kept[i] = v; });
+        return;
+      }
+    }
+    save(stretch, slot, at, s, orders);
+  }
+  KOKKOS_INLINE_FUNCTION void load_stretch(int slot, const Place& at, Channel& s,
+                                           int orders) const {
+    if constexpr (scratch_stretch) {
+      if (at.scratch != nullptr) {
+        const float* kept = at.scratch + slot * slot_floats * at.stride;
+        if (orders > 0)
+          s.for_column(at.stride, [&](int i, float& v) LARMOR_INLINE_LAMBDA { v = kept[i]; });
+        return;
+      }
+    }
+    load(stretch, slot, at, s, orders);
   }
 
   KOKKOS_INLINE_FUNCTION float group_sum(float v) const {
@@ -335,6 +375,15 @@ struct AxisAdjointKernel
       at.active[l] = at.first_voxel + l < tissue.voxels;
       at.tissue[l] = voxel_tissue<float>(tissue, directions, at.active[l] ? at.first_voxel + l : 0);
     }
+    at.writes_sums = team.team_rank() == 0;
+    if constexpr (scratch_stretch) {
+      if (stretch_in_scratch) {
+        Kokkos::View<float*, typename ExecSpace::scratch_memory_space, kx::Unmanaged> kept(
+            team.team_scratch(0), std::size_t(interval) * slot_floats * team.team_size());
+        at.scratch = kept.data() + team.team_rank();
+        at.stride = team.team_size();
+      }
+    }
     Exchange x;
     x.team_threads = team.team_size();
     x.threads = group_threads;
@@ -359,14 +408,14 @@ struct AxisAdjointKernel
     for (;;) {
       for (; e < end; ++e) {
         const EventRecord& rec = events.records(e);
-        if (at.block_active && e >= first) save(stretch, e - first, at, s, read_orders(at, rec));
+        if (at.block_active && e >= first) save_stretch(e - first, at, s, read_orders(at, rec));
         if (at.block_active && e < first && e % interval == 0) {
           save(checkpoints, e / interval, at, s);
         }
         apply_event(team, x, at, coefficients, s, rec);
       }
       for (int r = end - 1; r >= first; --r) {
-        if (at.block_active) load(stretch, r - first, at, s, read_orders(at, events.records(r)));
+        if (at.block_active) load_stretch(r - first, at, s, read_orders(at, events.records(r)));
         reverse_event(team, x, at, coefficients, r, events.records(r), s, l, m, g);
       }
       if (--c < 0) break;
@@ -386,13 +435,14 @@ struct AxisAdjointKernel
   }
 
   // One event's derivative along a sequence parameter, summed over the
-  // lanes (an inactive lane's adjoint is zero) and the group.
+  // lanes (an inactive lane's adjoint is zero) and the team.
   KOKKOS_INLINE_FUNCTION void add_sequence(bool write, int e, int column,
                                            const float (&partial)[L]) const {
+    if (!out.wants_sequence()) return;  // uniform over the team
     float lanes_sum = partial[0];
     LARMOR_UNROLL
     for (int k = 1; k < L; ++k) lanes_sum += partial[k];
-    const float g = group_sum(lanes_sum);
+    const float g = adjoint_detail::warp_sum(lanes_sum);
     if (write && g != 0.0f) Kokkos::atomic_add(&out.sequence_gradients(e, column), g);
   }
 
@@ -477,7 +527,7 @@ struct AxisAdjointKernel
       }
     }
     if (act & abi::action::crush_before) unshift(team, x, at, l, m, here);
-    const bool write = at.block_active && at.thread == 0;
+    const bool write = at.block_active && at.writes_sums;
     // Uniform over the warp: the event decides which sums exist.
     if (kind == abi::EventKind::pulse) add_sequence(write, e, sequence_gradient::flip, seq_flip);
     if (kind == abi::EventKind::pulse || kind == abi::EventKind::adc) {

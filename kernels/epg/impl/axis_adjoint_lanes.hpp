@@ -32,6 +32,20 @@ struct Channel {
       for (int l = 0; l < L; ++l) a[j][l] = b[j][l] = 0.0f;
     }
   }
+
+  // `f(offset, value)` for each value of a device thread's one voxel, the
+  // offsets `stride` apart: a team's threads interleaved in team scratch, so
+  // that a warp's accesses fill consecutive banks.
+  template <class F>
+  KOKKOS_FORCEINLINE_FUNCTION void for_column(int stride, F&& f) {
+    static_assert(L == 1, "a device thread holds one voxel");
+    LARMOR_UNROLL
+    for (int j = 0; j < OPT; ++j) {
+      f(j * stride, a[j][0]);
+      f((OPT + j) * stride, b[j][0]);
+      f((2 * OPT + j) * stride, c[j][0]);
+    }
+  }
 };
 
 // A pulse at phase 0 by the signed flip f (rotate_on_axis's coefficients:

@@ -155,8 +155,13 @@ void Simulator::run_tissue_hvp_into(const tissue::Tissue& tissue, const float* d
                                     const float* cotangents, float* tissue_gradients,
                                     float* sequence_gradients, float* tissue_hvp,
                                     float* sequence_hvp, int checkpoint_interval) const {
-  if (directions == nullptr || tissue_hvp == nullptr || sequence_hvp == nullptr) {
-    throw std::invalid_argument("run_tissue_hvp_into: directions and both HVP outputs are needed");
+  if (directions == nullptr || tissue_hvp == nullptr) {
+    throw std::invalid_argument("run_tissue_hvp_into: directions and tissue_hvp are needed");
+  }
+  if ((sequence_gradients == nullptr) != (sequence_hvp == nullptr)) {
+    throw std::invalid_argument(
+        "run_tissue_hvp_into: sequence_gradients and sequence_hvp are given together or not at "
+        "all");
   }
   run_reverse<ExecSpace>(tissue, directions, cotangents, tissue_gradients, sequence_gradients,
                          tissue_hvp, sequence_hvp, checkpoint_interval);
@@ -176,18 +181,23 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
   const bool second_order = directions != nullptr;
   tissue.validate(second_order ? "forward-over-reverse tissue" : "reverse-mode tissue");
   const std::int64_t events = this->events();
-  std::fill(sequence_gradients, sequence_gradients + events * sequence_columns, 0.0f);
-  if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
+  const bool sequence = sequence_gradients != nullptr;
+  if (sequence) {
+    std::fill(sequence_gradients, sequence_gradients + events * sequence_columns, 0.0f);
+    if (second_order) std::fill(sequence_hvp, sequence_hvp + events * sequence_columns, 0.0f);
+  }
   if (tissue.voxels == 0 || events == 0) return;
   if (const HardPulseTwin* twin = hard_pulse_twin()) {
     // The reverse sweeps take no waveform pulses: the twin's, folded back.
-    const std::size_t rows = std::size_t(twin->simulator.events()) * sequence_columns;
+    const std::size_t rows =
+        sequence ? std::size_t(twin->simulator.events()) * sequence_columns : 0;
     std::vector<float> twin_gradients(rows), twin_hvp(second_order ? rows : 0);
-    twin->simulator.run_reverse<ExecSpace>(
-        tissue, directions, cotangents, tissue_gradients, twin_gradients.data(), tissue_hvp,
-        second_order ? twin_hvp.data() : nullptr, checkpoint_interval);
-    fold_twin_rows(*twin, twin_gradients, sequence_gradients);
-    if (second_order) fold_twin_rows(*twin, twin_hvp, sequence_hvp);
+    twin->simulator.run_reverse<ExecSpace>(tissue, directions, cotangents, tissue_gradients,
+                                           sequence ? twin_gradients.data() : nullptr, tissue_hvp,
+                                           second_order && sequence ? twin_hvp.data() : nullptr,
+                                           checkpoint_interval);
+    if (sequence) fold_twin_rows(*twin, twin_gradients, sequence_gradients);
+    if (sequence && second_order) fold_twin_rows(*twin, twin_hvp, sequence_hvp);
     return;
   }
   // The reverse sweep takes the rewrite as a forward run does (at float: the
@@ -219,9 +229,9 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
     return used ? Matrix(std::string(label), events, sequence_columns) : Matrix();
   };
   epg::ReverseOutputs<Mem> out{per_voxel_matrix("larmor::tissue_gradients", true),
-                               per_event_matrix("larmor::sequence_gradients", true),
+                               per_event_matrix("larmor::sequence_gradients", sequence),
                                per_voxel_matrix("larmor::tissue_hvp", second_order),
-                               per_event_matrix("larmor::sequence_hvp", second_order)};
+                               per_event_matrix("larmor::sequence_hvp", second_order && sequence)};
   Matrix device_directions = per_voxel_matrix("larmor::directions", second_order);
   const auto rows = [](std::int64_t count) {
     return std::pair<std::int64_t, std::int64_t>(0, count);
@@ -290,6 +300,7 @@ void Simulator::run_reverse(const tissue::Tissue& tissue, const float* direction
     download(out.tissue_gradients, tissue_gradients, begin, count);
     if (second_order) download(out.tissue_hvp, tissue_hvp, begin, count);
   }
+  if (!sequence) return;
   Kokkos::deep_copy(HostMatrix(sequence_gradients, events, sequence_columns),
                     out.sequence_gradients);
   if (on_axis) {  // the rewrite's flip is the original's times its sign
