@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "epg/impl/adjoint_block_moves.hpp"
+#include "epg/impl/adjoint_block_steps.hpp"
 #include "epg/impl/adjoint_impl.hpp"
 #include "epg/impl/state_block.hpp"
 
@@ -94,6 +95,7 @@ struct GroupedAdjointKernel
   };
 
   using Moves = adjoint_detail::BlockMoves<Real, OPT, L, lane_loops>;
+  using Steps = adjoint_detail::BlockSteps<Real, OPT, L, lane_loops>;
 
   KOKKOS_INLINE_FUNCTION void save(const Store& store, int slot, const Place& at, Block& b,
                                    int orders = OPT) const {
@@ -196,17 +198,6 @@ struct GroupedAdjointKernel
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void clear(Block& b) const {
-    LARMOR_UNROLL
-    for (int j = 0; j < OPT; ++j) {
-      LARMOR_UNROLL
-      for (int l = 0; l < L; ++l) {
-        b.fp_re[j][l] = b.fp_im[j][l] = b.fm_re[j][l] = b.fm_im[j][l] = Real(0.0f);
-        b.z_re[j][l] = b.z_im[j][l] = Real(0.0f);
-      }
-    }
-  }
-
   using Terms = adjoint_detail::DeclaredTerms<memory_space>;
 
   // The run's declared terms, constant false in the variant without them.
@@ -232,47 +223,6 @@ struct GroupedAdjointKernel
                                                           Evolution<Real> (&ev)[L]) {
     LARMOR_UNROLL
     for (int l = 0; l < L; ++l) ev[l] = adjoint_detail::evolution_of(rec, at.tissue[l]);
-  }
-
-  // A pulse's and an interval's forward steps on the live orders.
-  static KOKKOS_FORCEINLINE_FUNCTION void rotate_block(Block& b, int live, const Rotations& r) {
-    if constexpr (lane_loops) {
-      Moves::for_live(b.live_here(live), [&](int j, int l) LARMOR_INLINE_LAMBDA {
-        epg::rotate(r.get(l), b.fp_re[j][l], b.fp_im[j][l], b.fm_re[j][l], b.fm_im[j][l],
-                    b.z_re[j][l], b.z_im[j][l]);
-      });
-    } else {
-      b.rotate(live, r);
-    }
-  }
-  static KOKKOS_FORCEINLINE_FUNCTION void evolve_block(Block& b, int live,
-                                                       const Evolution<Real> (&ev)[L], bool precess,
-                                                       bool spoil) {
-    if constexpr (lane_loops) {
-      // Lane arrays (a per-lane struct read inside the loop keeps it scalar).
-      Real rot_re[L], rot_im[L], e1[L], recovery[L];
-      for (int l = 0; l < L; ++l) {
-        rot_re[l] = spoil ? Real(0.0f) : ev[l].rot_re;
-        rot_im[l] = spoil ? Real(0.0f) : ev[l].rot_im;
-        e1[l] = ev[l].e1;
-        recovery[l] = ev[l].recovery;
-      }
-      (void)precess;  // rot_im is zero where a lane does not precess
-      Moves::for_live(b.live_here(live), [&](int j, int l) LARMOR_INLINE_LAMBDA {
-        const Real p_re = rot_re[l] * b.fp_re[j][l] - rot_im[l] * b.fp_im[j][l];
-        const Real p_im = rot_re[l] * b.fp_im[j][l] + rot_im[l] * b.fp_re[j][l];
-        const Real m_re = rot_re[l] * b.fm_re[j][l] + rot_im[l] * b.fm_im[j][l];
-        const Real m_im = rot_re[l] * b.fm_im[j][l] - rot_im[l] * b.fm_re[j][l];
-        b.fp_re[j][l] = p_re;
-        b.fp_im[j][l] = p_im;
-        b.fm_re[j][l] = m_re;
-        b.fm_im[j][l] = m_im;
-        b.z_re[j][l] = e1[l] * b.z_re[j][l] + (j == 0 ? recovery[l] : Real(0.0f));
-        b.z_im[j][l] *= e1[l];
-      });
-    } else {
-      b.evolve(live, ev, precess, spoil);
-    }
   }
 
   // A lobe's factors on a block (conjugated for the adjoint), and an
@@ -321,7 +271,7 @@ struct GroupedAdjointKernel
     const int live = live_orders_of(rec);
     if (act & abi::action::crush_before) shift(team, x, s, at, d, live);
     if (kind_of(rec) == abi::EventKind::pulse) {
-      rotate_block(s, live, lane_rotations(rec, axis_of(rec, d), at));
+      Steps::rotate(s, live, lane_rotations(rec, axis_of(rec, d), at));
     }
     if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
     if (act & abi::action::shift_after) shift(team, x, s, at, d, live);
@@ -329,7 +279,7 @@ struct GroupedAdjointKernel
     if (rec.duration > 0.0f) {
       Evolution<Real> ev[L];
       lane_evolutions(rec, at, ev);
-      evolve_block(s, live, ev, at.precess, spoil);
+      Steps::evolve(s, live, ev, at.precess, spoil);
       if (has_transport(d)) {
         transport_interval(s, at, free_duration_of(rec, d.lobe_s), live, false);
       }
@@ -374,7 +324,7 @@ struct GroupedAdjointKernel
     Block s, s1, lam;
     s.reset(thread);
     lam.reset(thread);
-    clear(lam);
+    Steps::clear(lam);
     Real g[tissue_direction::count][L];
     LARMOR_UNROLL
     for (int i = 0; i < tissue_direction::count; ++i) {
@@ -477,7 +427,7 @@ struct GroupedAdjointKernel
     if (kind == abi::EventKind::pulse) {
       axis = axis_of(rec, d);
       rot = lane_rotations(rec, axis, at);
-      rotate_block(s, live, rot);
+      Steps::rotate(s, live, rot);
     }
     if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
     if (act & abi::action::shift_after) shift(team, x, s, at, d, live);
@@ -505,7 +455,7 @@ struct GroupedAdjointKernel
     if (act & abi::action::crush_after) unshift(team, x, lam, at, d, live);
     if (kind == abi::EventKind::pulse) {
       Real da[L], dp[L];
-      block_reverse_rotation(s1, lam, rot, axis, here, da, dp);
+      Steps::reverse_rotation(s1, lam, rot, axis, here, da, dp);
       const float per_b1 = adjoint_detail::flip_per_b1(rec, axis.gain);
       LARMOR_UNROLL
       for (int l = 0; l < L; ++l) {
@@ -589,25 +539,6 @@ struct GroupedAdjointKernel
       LARMOR_UNROLL
       for (int i = 0; i < 4; ++i) g[i][l] = gl[i];
     }
-  }
-
-  static KOKKOS_INLINE_FUNCTION void block_reverse_rotation(const Block& s, Block& lam,
-                                                            const Rotations& rot,
-                                                            const adjoint_detail::PulseAxis& axis,
-                                                            int here, Real (&da)[L],
-                                                            Real (&dp)[L]) {
-    Rotations adj;
-    LARMOR_UNROLL
-    for (int l = 0; l < L; ++l) {
-      adj.set(l, adjoint_rotation(rot.get(l)));
-      da[l] = dp[l] = Real(0.0f);
-    }
-    Moves::for_live(here, [&](int j, int l) LARMOR_INLINE_LAMBDA {
-      adjoint_detail::rotation_pairings(
-          rot.get(l), adj.get(l), axis, s.fp_re[j][l], s.fp_im[j][l], s.fm_re[j][l], s.fm_im[j][l],
-          s.z_re[j][l], s.z_im[j][l], lam.fp_re[j][l], lam.fp_im[j][l], lam.fm_re[j][l],
-          lam.fm_im[j][l], lam.z_re[j][l], lam.z_im[j][l], da[l], dp[l]);
-    });
   }
 };
 
