@@ -32,6 +32,7 @@
 #include "epg/impl/adjoint_block_moves.hpp"
 #include "epg/impl/adjoint_block_steps.hpp"
 #include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/event_coefficients.hpp"
 #include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
@@ -96,6 +97,9 @@ struct GroupedAdjointKernel
 
   using Moves = adjoint_detail::BlockMoves<Real, OPT, L, lane_loops>;
   using Steps = adjoint_detail::BlockSteps<Real, OPT, L, lane_loops>;
+  using Evolutions = adjoint_detail::LaneEvolutions<Real, L>;
+  // A host thread with lanes (no declared terms) keeps its coefficients.
+  using Coefficients = adjoint_detail::EventCoefficients<Rotations, Evolutions, lane_loops>;
 
   KOKKOS_INLINE_FUNCTION void save(const Store& store, int slot, const Place& at, Block& b,
                                    int orders = OPT) const {
@@ -219,10 +223,12 @@ struct GroupedAdjointKernel
     for (int l = 0; l < L; ++l) r.set(l, adjoint_detail::rotation_of(rec, a, at.tissue[l]));
     return r;
   }
-  static KOKKOS_FORCEINLINE_FUNCTION void lane_evolutions(const EventRecord& rec, const Place& at,
-                                                          Evolution<Real> (&ev)[L]) {
+  static KOKKOS_FORCEINLINE_FUNCTION Evolutions lane_evolutions(const EventRecord& rec,
+                                                                const Place& at) {
+    Evolutions ev;
     LARMOR_UNROLL
-    for (int l = 0; l < L; ++l) ev[l] = adjoint_detail::evolution_of(rec, at.tissue[l]);
+    for (int l = 0; l < L; ++l) ev.lane[l] = adjoint_detail::evolution_of(rec, at.tissue[l]);
+    return ev;
   }
 
   // A lobe's factors on a block (conjugated for the adjoint), and an
@@ -265,21 +271,24 @@ struct GroupedAdjointKernel
   }
 
   KOKKOS_INLINE_FUNCTION void apply_event(const member& team, Exchange& x, Block& s,
-                                          const EventRecord& rec, const Place& at,
-                                          const Terms& d) const {
+                                          const EventRecord& rec, const Place& at, const Terms& d,
+                                          Coefficients& coefficients) const {
     const std::uint32_t act = action_of(rec);
     const int live = live_orders_of(rec);
     if (act & abi::action::crush_before) shift(team, x, s, at, d, live);
     if (kind_of(rec) == abi::EventKind::pulse) {
-      Steps::rotate(s, live, lane_rotations(rec, axis_of(rec, d), at));
+      // Copies, as on the axis (axis_adjoint.hpp): g++ keeps loops that read
+      // a reference into the cache scalar.
+      const Rotations r =
+          coefficients.rotations(rec, [&] { return lane_rotations(rec, axis_of(rec, d), at); });
+      Steps::rotate(s, live, r);
     }
     if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
     if (act & abi::action::shift_after) shift(team, x, s, at, d, live);
     const bool spoil = (act & abi::action::spoil_after) != 0;
     if (rec.duration > 0.0f) {
-      Evolution<Real> ev[L];
-      lane_evolutions(rec, at, ev);
-      Steps::evolve(s, live, ev, at.precess, spoil);
+      const Evolutions ev = coefficients.relaxations(rec, [&] { return lane_evolutions(rec, at); });
+      Steps::evolve(s, live, ev.lane, at.precess, spoil);
       if (has_transport(d)) {
         transport_interval(s, at, free_duration_of(rec, d.lobe_s), live, false);
       }
@@ -321,6 +330,7 @@ struct GroupedAdjointKernel
     x.team_threads = team.team_size();
     x.threads = group_threads;
     x.shuffle = group_threads > 1;
+    Coefficients coefficients;
     Block s, s1, lam;
     s.reset(thread);
     lam.reset(thread);
@@ -345,11 +355,11 @@ struct GroupedAdjointKernel
         const EventRecord& rec = events.records(e);
         if (at.any_active && e >= first) save_stretch(e - first, at, s, read_orders(s, rec));
         if (at.any_active && e < first && e % interval == 0) save(checkpoints, e / interval, at, s);
-        apply_event(team, x, s, rec, at, d);
+        apply_event(team, x, s, rec, at, d, coefficients);
       }
       for (int r = end - 1; r >= first; --r) {
         if (at.any_active) load_stretch(r - first, at, s, read_orders(s, events.records(r)));
-        reverse_event(team, x, at, r, events.records(r), d, s, s1, lam, g);
+        reverse_event(team, x, at, coefficients, r, events.records(r), d, s, s1, lam, g);
       }
       if (--c < 0) break;
       first = c * interval;
@@ -395,7 +405,8 @@ struct GroupedAdjointKernel
   }
 
   // As AdjointKernel::reverse_event, on this thread's block of orders.
-  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, const Place& at, int e,
+  KOKKOS_INLINE_FUNCTION void reverse_event(const member& team, Exchange& x, const Place& at,
+                                            Coefficients& coefficients, int e,
                                             const EventRecord& rec, const Terms& d, Block& s,
                                             Block& s1, Block& lam,
                                             Real (&g)[tissue_direction::count][L]) const {
@@ -426,7 +437,7 @@ struct GroupedAdjointKernel
     PulseAxis axis{};
     if (kind == abi::EventKind::pulse) {
       axis = axis_of(rec, d);
-      rot = lane_rotations(rec, axis, at);
+      rot = coefficients.rotations(rec, [&] { return lane_rotations(rec, axis, at); });
       Steps::rotate(s, live, rot);
     }
     if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
@@ -437,10 +448,9 @@ struct GroupedAdjointKernel
     for (int l = 0; l < L; ++l) seq_flip[l] = seq_phase[l] = seq_duration[l] = Real(0.0f);
     if (rec.duration > 0.0f) {
       Real ge[4][L];
-      Evolution<Real> ev[L];
-      lane_evolutions(rec, at, ev);
-      block_reverse_evolution(s, lam, ev, rec, at, has_transport(d), d.lobe_s, here, order_zero,
-                              ge);
+      const Evolutions ev = coefficients.relaxations(rec, [&] { return lane_evolutions(rec, at); });
+      block_reverse_evolution(s, lam, ev.lane, rec, at, has_transport(d), d.lobe_s, here,
+                              order_zero, ge);
       LARMOR_UNROLL
       for (int l = 0; l < L; ++l) {
         const Tissue& t = at.tissue[l];

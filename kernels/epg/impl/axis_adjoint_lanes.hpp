@@ -3,9 +3,8 @@
 // as lane arrays, and the steps of one order of one lane on the axis.
 #pragma once
 
-#include <cmath>
-
 #include "epg/impl/adjoint_impl.hpp"
+#include "epg/impl/event_coefficients.hpp"
 #include "epg/impl/state_block.hpp"
 
 namespace larmor::epg {
@@ -95,61 +94,11 @@ KOKKOS_INLINE_FUNCTION LaneRelaxations<L> lane_relaxations(
   return r;
 }
 
-// Each lane's coefficients of an event. Device threads take them afresh
-// (registers, no branches); a host thread keeps the last pulse's and the last
-// two intervals' (trains repeat them: mese has one refocusing flip and two
-// intervals), since the sweep takes each event's exponentials and sines up
-// to three times (forward, replay, reverse): a tenth of its time uncached.
+// Each lane's coefficients of an event, kept on a host thread
+// (event_coefficients.hpp).
 template <int L, bool Cached>
-struct LaneCoefficients {
-  KOKKOS_FORCEINLINE_FUNCTION LaneAxisRotations<L> rotations(
-      const EventRecord& rec, const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
-    return lane_rotations(rec, tissue);
-  }
-  KOKKOS_FORCEINLINE_FUNCTION LaneRelaxations<L> relaxations(
-      const EventRecord& rec, const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
-    return lane_relaxations(rec, tissue);
-  }
-};
-
-template <int L>
-struct LaneCoefficients<L, true> {
-  float flip = NAN, cos_phase = NAN, sin_phase = NAN;
-  bool scaled = true;
-  LaneAxisRotations<L> rotation;
-  float duration[2] = {NAN, NAN};
-  LaneRelaxations<L> relaxation[2];
-  int replace = 0;  // the slot a new interval takes (not the one used last)
-
-  // Host and device functions only because the sweep's are (host threads
-  // alone take this cache).
-  KOKKOS_INLINE_FUNCTION const LaneAxisRotations<L>& rotations(
-      const EventRecord& rec, const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
-    if (rec.flip != flip || rec.cos_phase != cos_phase || rec.sin_phase != sin_phase ||
-        follows_b1(rec) != scaled) {
-      rotation = lane_rotations(rec, tissue);
-      scaled = follows_b1(rec);
-      flip = rec.flip;
-      cos_phase = rec.cos_phase;
-      sin_phase = rec.sin_phase;
-    }
-    return rotation;
-  }
-  KOKKOS_INLINE_FUNCTION const LaneRelaxations<L>& relaxations(
-      const EventRecord& rec, const adjoint_detail::VoxelTissue<float> (&tissue)[L]) {
-    for (int i = 0; i < 2; ++i) {
-      if (rec.duration == duration[i]) {
-        replace = 1 - i;
-        return relaxation[i];
-      }
-    }
-    const int i = replace;
-    relaxation[i] = lane_relaxations(rec, tissue);
-    duration[i] = rec.duration;
-    replace = 1 - i;
-    return relaxation[i];
-  }
-};
+using LaneCoefficients =
+    adjoint_detail::EventCoefficients<LaneAxisRotations<L>, LaneRelaxations<L>, Cached>;
 
 // The forward step on the axis.
 KOKKOS_FORCEINLINE_FUNCTION void rotate(const AxisRotation& r, float& a, float& b, float& c) {
