@@ -280,14 +280,14 @@ struct GroupedAdjointKernel
       // Copies, as on the axis (axis_adjoint.hpp): g++ keeps loops that read
       // a reference into the cache scalar.
       const Rotations r =
-          coefficients.rotations(rec, [&] { return lane_rotations(rec, axis_of(rec, d), at); });
+          coefficients.pulse(rec, [&] { return lane_rotations(rec, axis_of(rec, d), at); });
       Steps::rotate(s, live, r);
     }
     if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
     if (act & abi::action::shift_after) shift(team, x, s, at, d, live);
     const bool spoil = (act & abi::action::spoil_after) != 0;
     if (rec.duration > 0.0f) {
-      const Evolutions ev = coefficients.relaxations(rec, [&] { return lane_evolutions(rec, at); });
+      const Evolutions ev = coefficients.interval(rec, [&] { return lane_evolutions(rec, at); });
       Steps::evolve(s, live, ev.lane, at.precess, spoil);
       if (has_transport(d)) {
         transport_interval(s, at, free_duration_of(rec, d.lobe_s), live, false);
@@ -437,7 +437,7 @@ struct GroupedAdjointKernel
     PulseAxis axis{};
     if (kind == abi::EventKind::pulse) {
       axis = axis_of(rec, d);
-      rot = coefficients.rotations(rec, [&] { return lane_rotations(rec, axis, at); });
+      rot = coefficients.pulse(rec, [&] { return lane_rotations(rec, axis, at); });
       Steps::rotate(s, live, rot);
     }
     if (act & abi::action::crush_after) shift(team, x, s, at, d, live);
@@ -448,7 +448,7 @@ struct GroupedAdjointKernel
     for (int l = 0; l < L; ++l) seq_flip[l] = seq_phase[l] = seq_duration[l] = Real(0.0f);
     if (rec.duration > 0.0f) {
       Real ge[4][L];
-      const Evolutions ev = coefficients.relaxations(rec, [&] { return lane_evolutions(rec, at); });
+      const Evolutions ev = coefficients.interval(rec, [&] { return lane_evolutions(rec, at); });
       block_reverse_evolution(s, lam, ev.lane, rec, at, has_transport(d), d.lobe_s, here,
                               order_zero, ge);
       LARMOR_UNROLL

@@ -337,7 +337,7 @@ struct AxisAdjointKernel
     if (kind_of(rec) == abi::EventKind::pulse) {
       // Copies: a reference into the cache kept g++'s loops scalar (the
       // stores to the state might alias it).
-      const Rotations r = coefficients.rotations(
+      const Rotations r = coefficients.pulse(
           rec, [&] { return axis_adjoint_detail::lane_rotations(rec, at.tissue); });
       for_live(here, [&](int j, int l) {
         axis_adjoint_detail::rotate(axis_adjoint_detail::axis_rotation(r, l), s.a[j][l], s.b[j][l],
@@ -348,7 +348,7 @@ struct AxisAdjointKernel
     if (act & abi::action::shift_after) shift(team, x, at, s, here);
     if (act & abi::action::spoil_after) s.spoil();
     if (rec.duration > 0.0f) {
-      const Relaxations ev = coefficients.relaxations(
+      const Relaxations ev = coefficients.interval(
           rec, [&] { return axis_adjoint_detail::lane_relaxations(rec, at.tissue); });
       for_live(here, [&](int j, int l) {
         s.a[j][l] *= ev.e2[l];
@@ -469,8 +469,8 @@ struct AxisAdjointKernel
     Rotations rot{};
     if (kind == abi::EventKind::pulse) {
       copy_live(s1, s, here);
-      rot = coefficients.rotations(
-          rec, [&] { return axis_adjoint_detail::lane_rotations(rec, at.tissue); });
+      rot = coefficients.pulse(rec,
+                               [&] { return axis_adjoint_detail::lane_rotations(rec, at.tissue); });
       for_live(here, [&](int j, int k) {
         axis_adjoint_detail::rotate(axis_adjoint_detail::axis_rotation(rot, k), s.a[j][k],
                                     s.b[j][k], s.c[j][k]);
@@ -482,7 +482,7 @@ struct AxisAdjointKernel
     float seq_flip[L] = {}, seq_phase[L] = {}, seq_duration[L] = {};
     if (rec.duration > 0.0f) {
       float ge[4][L] = {};
-      const Relaxations ev = coefficients.relaxations(
+      const Relaxations ev = coefficients.interval(
           rec, [&] { return axis_adjoint_detail::lane_relaxations(rec, at.tissue); });
       reverse_relaxation(s, l, m, ev, rec, at, here, order_zero, ge);
       LARMOR_UNROLL

@@ -21,14 +21,15 @@ struct LaneEvolutions {
   Evolution<Real> lane[L];
 };
 
+// `pulse` gives a pulse's rotations, `interval` an interval's relaxations.
 template <class Rotations, class Relaxations, bool Cached>
 struct EventCoefficients {
   template <class Make>
-  KOKKOS_FORCEINLINE_FUNCTION Rotations rotations(const EventRecord&, Make&& make) {
+  KOKKOS_FORCEINLINE_FUNCTION Rotations pulse(const EventRecord&, Make&& make) {
     return make();
   }
   template <class Make>
-  KOKKOS_FORCEINLINE_FUNCTION Relaxations relaxations(const EventRecord&, Make&& make) {
+  KOKKOS_FORCEINLINE_FUNCTION Relaxations interval(const EventRecord&, Make&& make) {
     return make();
   }
 };
@@ -47,7 +48,7 @@ struct EventCoefficients<Rotations, Relaxations, true> {
   // Host and device functions only because the sweeps' are (host threads
   // alone take this cache).
   template <class Make>
-  KOKKOS_INLINE_FUNCTION const Rotations& rotations(const EventRecord& rec, Make&& make) {
+  KOKKOS_INLINE_FUNCTION const Rotations& pulse(const EventRecord& rec, Make&& make) {
     if (rec.flip != flip || rec.cos_phase != cos_phase || rec.sin_phase != sin_phase ||
         follows_b1(rec) != scaled) {
       rotation = make();
@@ -59,7 +60,7 @@ struct EventCoefficients<Rotations, Relaxations, true> {
     return rotation;
   }
   template <class Make>
-  KOKKOS_INLINE_FUNCTION const Relaxations& relaxations(const EventRecord& rec, Make&& make) {
+  KOKKOS_INLINE_FUNCTION const Relaxations& interval(const EventRecord& rec, Make&& make) {
     for (int i = 0; i < 2; ++i) {
       if (rec.duration == duration[i]) {
         replace = 1 - i;
