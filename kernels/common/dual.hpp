@@ -19,6 +19,20 @@ struct Dual {
   KOKKOS_FORCEINLINE_FUNCTION Dual() : value(T(0)) {
     for (int i = 0; i < N; ++i) tangent[i] = T(0);
   }
+#if !defined(__CUDACC__)
+  // Copies element by element, not as the implicit aggregate copy: GCC's loop
+  // vectoriser gives up on a loop holding an aggregate store, which left the
+  // host's dual lane loops (the reverse sweeps') scalar. Not where nvcc
+  // compiles: its builds keep the implicit copy, and so their device code.
+  KOKKOS_FORCEINLINE_FUNCTION Dual(const Dual& o) : value(o.value) {
+    for (int i = 0; i < N; ++i) tangent[i] = o.tangent[i];
+  }
+  KOKKOS_FORCEINLINE_FUNCTION Dual& operator=(const Dual& o) {
+    value = o.value;
+    for (int i = 0; i < N; ++i) tangent[i] = o.tangent[i];
+    return *this;
+  }
+#endif
   // A constant: its tangents are zero. Implicit, so constants mix freely.
   KOKKOS_FORCEINLINE_FUNCTION Dual(T v) : value(v) {  // NOLINT(runtime/explicit)
     for (int i = 0; i < N; ++i) tangent[i] = T(0);

@@ -28,7 +28,7 @@ KOKKOS_FORCEINLINE_FUNCTION void move_elements(T* to, const T* from, std::size_t
     for (std::size_t i = count; i > 0; --i) to[i - 1] = from[i - 1];
   }
 #else
-  std::memmove(to, from, sizeof(T) * count);
+  std::memmove(static_cast<void*>(to), from, sizeof(T) * count);  // floats or duals of floats
 #endif
 }
 
