@@ -53,6 +53,9 @@ struct BlockSteps {
         recovery[l] = ev[l].recovery;
       }
       (void)precess;  // rot_im is zero where a lane does not precess
+      // Dual numbers take Z_0's recovery after the loop: with it inside, GCC
+      // leaves their loop scalar (floats vectorise either way, faster inside).
+      constexpr bool recovery_after = TangentCount<Real>::value > 0;
       Moves::for_live(b.live_here(live), [&](int j, int l) LARMOR_INLINE_LAMBDA {
         const Real p_re = rot_re[l] * b.fp_re[j][l] - rot_im[l] * b.fp_im[j][l];
         const Real p_im = rot_re[l] * b.fp_im[j][l] + rot_im[l] * b.fp_re[j][l];
@@ -62,9 +65,18 @@ struct BlockSteps {
         b.fp_im[j][l] = p_im;
         b.fm_re[j][l] = m_re;
         b.fm_im[j][l] = m_im;
-        b.z_re[j][l] = e1[l] * b.z_re[j][l] + (j == 0 ? recovery[l] : Real(0.0f));
+        if constexpr (recovery_after) {
+          b.z_re[j][l] *= e1[l];
+        } else {
+          b.z_re[j][l] = e1[l] * b.z_re[j][l] + (j == 0 ? recovery[l] : Real(0.0f));
+        }
         b.z_im[j][l] *= e1[l];
       });
+      if constexpr (recovery_after) {
+        if (b.live_here(live) > 0) {
+          for (int l = 0; l < L; ++l) b.z_re[0][l] += recovery[l];
+        }
+      }
     } else {
       b.evolve(live, ev, precess, spoil);
     }
