@@ -79,10 +79,12 @@ struct BlockMoves {
   // A store row holds the group's orders, each order's lanes side by side:
   // a stretch row those an event reads (read_rows), a checkpoint row all (a
   // replay from it runs events whose live orders grow). A host thread with
-  // lanes copies the first `orders` rows of its block (at float as six block
-  // copies); a device thread its whole block (a guard per row slowed runs
-  // whose orders are all live), or nothing where every order it holds is
-  // above those the event reads.
+  // lanes copies the first `orders` rows of its block: at float as six block
+  // copies, at dual numbers each part's floats as one run through plain
+  // pointers (the View's indexing per element keeps the loop scalar). A
+  // device thread copies its whole block (a guard per row slowed runs whose
+  // orders are all live), or nothing where every order it holds is above
+  // those the event reads.
   template <class Store>
   static KOKKOS_INLINE_FUNCTION void save(const Store& store, int row, int slot, Block& b,
                                           int orders = OPT) {
@@ -90,6 +92,16 @@ struct BlockMoves {
       for (int c = 0; c < 6; ++c) {
         std::memcpy(&store(row, slot, c, 0), component(b, c),
                     sizeof(float) * L * std::size_t(orders));
+      }
+    } else if constexpr (lane_loops) {
+      for (int c = 0; c < 6; ++c) {
+        const Real* x = component(b, c);
+        float* to[parts];
+        for (int p = 0; p < parts; ++p) to[p] = &store(row, slot, c * parts + p, 0);
+        for (int i = 0; i < L * orders; ++i) {
+          LARMOR_UNROLL
+          for (int p = 0; p < parts; ++p) to[p][i] = part_of(x[i], p);
+        }
       }
     } else {
       if (!lane_loops && orders == 0) return;
@@ -117,6 +129,16 @@ struct BlockMoves {
       for (int c = 0; c < 6; ++c) {
         std::memcpy(component(b, c), &store(row, slot, c, 0),
                     sizeof(float) * L * std::size_t(orders));
+      }
+    } else if constexpr (lane_loops) {
+      for (int c = 0; c < 6; ++c) {
+        Real* x = component(b, c);
+        const float* from[parts];
+        for (int p = 0; p < parts; ++p) from[p] = &store(row, slot, c * parts + p, 0);
+        for (int i = 0; i < L * orders; ++i) {
+          LARMOR_UNROLL
+          for (int p = 0; p < parts; ++p) part_of(x[i], p) = from[p][i];
+        }
       }
     } else {
       if (!lane_loops && orders == 0) return;
