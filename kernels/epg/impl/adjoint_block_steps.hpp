@@ -101,6 +101,25 @@ struct BlockSteps {
                         dp[l]);
     });
   }
+  // The same given the state after the pulse, `after` (a host thread whose
+  // pulse moves nothing before its pairings: the block it rotated).
+  static KOKKOS_INLINE_FUNCTION void reverse_rotation_after(const Block& s, const Block& after,
+                                                            Block& lam, const Rotations& rot,
+                                                            const PulseAxis& axis, int here,
+                                                            Real (&da)[L], Real (&dp)[L]) {
+    Rotations adj;
+    for (int l = 0; l < L; ++l) {
+      adj.set(l, adjoint_rotation(rot.get(l)));
+      da[l] = dp[l] = Real(0.0f);
+    }
+    Moves::for_live(here, [&](int j, int l) LARMOR_INLINE_LAMBDA {
+      rotation_pairings_after(adj.get(l), axis, s.fp_re[j][l], s.fp_im[j][l], s.fm_re[j][l],
+                              s.fm_im[j][l], after.fp_re[j][l], after.fp_im[j][l],
+                              after.fm_re[j][l], after.fm_im[j][l], after.z_re[j][l],
+                              after.z_im[j][l], lam.fp_re[j][l], lam.fp_im[j][l], lam.fm_re[j][l],
+                              lam.fm_im[j][l], lam.z_re[j][l], lam.z_im[j][l], da[l], dp[l]);
+    });
+  }
 };
 
 }  // namespace larmor::epg::adjoint_detail

@@ -465,7 +465,19 @@ struct GroupedAdjointKernel
     if (act & abi::action::crush_after) unshift(team, x, lam, at, d, live);
     if (kind == abi::EventKind::pulse) {
       Real da[L], dp[L];
-      Steps::reverse_rotation(s1, lam, rot, axis, here, da, dp);
+      if constexpr (lane_loops) {
+        // Where nothing moved it, `s` is still the state after the pulse: a
+        // host thread's pairings take it rather than rotate again.
+        constexpr std::uint32_t moves_after =
+            abi::action::crush_after | abi::action::shift_after | abi::action::spoil_after;
+        if ((act & moves_after) == 0) {
+          Steps::reverse_rotation_after(s1, s, lam, rot, axis, here, da, dp);
+        } else {
+          Steps::reverse_rotation(s1, lam, rot, axis, here, da, dp);
+        }
+      } else {
+        Steps::reverse_rotation(s1, lam, rot, axis, here, da, dp);
+      }
       const float per_b1 = adjoint_detail::flip_per_b1(rec, axis.gain);
       LARMOR_UNROLL
       for (int l = 0; l < L; ++l) {
