@@ -112,8 +112,9 @@ struct BlockSteps {
       adj.set(l, adjoint_rotation(rot.get(l)));
       da[l] = dp[l] = Real(0.0f);
     }
+    const Real c(axis.cos_phase), sn(axis.sin_phase);
     Moves::for_live(here, [&](int j, int l) LARMOR_INLINE_LAMBDA {
-      rotation_pairings_after(adj.get(l), axis, s.fp_re[j][l], s.fp_im[j][l], s.fm_re[j][l],
+      rotation_pairings_after(adj.get(l), c, sn, s.fp_re[j][l], s.fp_im[j][l], s.fm_re[j][l],
                               s.fm_im[j][l], after.fp_re[j][l], after.fp_im[j][l],
                               after.fm_re[j][l], after.fm_im[j][l], after.z_re[j][l],
                               after.z_im[j][l], lam.fp_re[j][l], lam.fp_im[j][l], lam.fm_re[j][l],

@@ -41,15 +41,16 @@ KOKKOS_INLINE_FUNCTION Real phase_pairing(const Real& lp_re, const Real& lp_im, 
 //   dL/da = <l', N s'>,  dL/dp = <l', G s'> - <l, G s>,
 // N: F+ -> -i e^{ip} Z, F- -> i e^{-ip} Z, Z -> (i/2)(e^{ip} F- - e^{-ip} F+).
 // Adds this order's share to da and dp, and takes its adjoint from l' to l.
-// `_after`: given s' (p, m, z) as well as s, for a caller that kept it.
+// `_after`: given s' (p, m, z) as well as s, for a caller that kept it, and
+// the axis' cosine `c` and sine `sn`.
 template <class Real>
 LARMOR_HOST_FORCEINLINE_FUNCTION void rotation_pairings_after(
-    const RotationCoefficients<Real>& adj, const PulseAxis& axis, const Real& s_fp_re,
+    const RotationCoefficients<Real>& adj, const Real& c, const Real& sn, const Real& s_fp_re,
     const Real& s_fp_im, const Real& s_fm_re, const Real& s_fm_im, const Real& p_re,
     const Real& p_im, const Real& m_re, const Real& m_im, const Real& z_re, const Real& z_im,
     Real& lp_re, Real& lp_im, Real& lm_re, Real& lm_im, Real& lz_re, Real& lz_im, Real& da,
     Real& dp) {
-  const Real c(axis.cos_phase), sn(axis.sin_phase), half(0.5f);
+  const Real half(0.5f);
   const Real ez_re = c * z_re - sn * z_im, ez_im = c * z_im + sn * z_re;  // e^{ip} Z'
   const Real cz_re = c * z_re + sn * z_im, cz_im = c * z_im - sn * z_re;  // e^{-ip} Z'
   const Real em_re = c * m_re - sn * m_im, em_im = c * m_im + sn * m_re;  // e^{ip} F-'
@@ -67,9 +68,10 @@ LARMOR_HOST_FORCEINLINE_FUNCTION void rotation_pairings(
     const PulseAxis& axis, const Real& s_fp_re, const Real& s_fp_im, const Real& s_fm_re,
     const Real& s_fm_im, const Real& s_z_re, const Real& s_z_im, Real& lp_re, Real& lp_im,
     Real& lm_re, Real& lm_im, Real& lz_re, Real& lz_im, Real& da, Real& dp) {
+  const Real c(axis.cos_phase), sn(axis.sin_phase);
   Real p_re = s_fp_re, p_im = s_fp_im, m_re = s_fm_re, m_im = s_fm_im, z_re = s_z_re, z_im = s_z_im;
   rotate(rot, p_re, p_im, m_re, m_im, z_re, z_im);  // s'
-  rotation_pairings_after(adj, axis, s_fp_re, s_fp_im, s_fm_re, s_fm_im, p_re, p_im, m_re, m_im,
+  rotation_pairings_after(adj, c, sn, s_fp_re, s_fp_im, s_fm_re, s_fm_im, p_re, p_im, m_re, m_im,
                           z_re, z_im, lp_re, lp_im, lm_re, lm_im, lz_re, lz_im, da, dp);
 }
 
