@@ -63,12 +63,21 @@ inline double reverse_state_floats(int orders, int free_pools = 1, int bound_poo
 
 // The checkpoint interval: sqrt(E) minimises checkpoints plus one stretch.
 // An interval of the whole stream keeps every state and the grouped kernel
-// then skips the replay, but storing every state puts its writes on the first
-// sweep's critical path: slower for the VJP, faster for the HVP
+// then skips the replay, but on a device storing every state puts its writes
+// on the first sweep's critical path: slower for the VJP, faster for the HVP
 // (docs/performance.md, "Reverse sweeps"; `larmor-bench -m vjp|hvp`), so it
-// is left to the caller.
+// is left to the caller there (host workers: host_stretch_interval).
 inline int default_checkpoint_interval(int events) {
   return events <= 1 ? 1 : int(std::ceil(std::sqrt(double(events))));
+}
+
+// A host worker thread keeps its checkpoints and stretch in a store row of its
+// own, which stays in its caches. Where every state of the stream fits in
+// this many bytes of that row, the automatic interval becomes the whole
+// stream: the sweep skips the replay, and each event runs forward once.
+inline constexpr double host_whole_stream_bytes = 4.0 * 1024 * 1024;
+inline int host_stretch_interval(int events, int state_floats, int interval) {
+  return double(events) * state_floats * 4.0 <= host_whole_stream_bytes ? events : interval;
 }
 
 // A device's grouped complex sweep keeps its stretch in team scratch, up to

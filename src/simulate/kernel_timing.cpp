@@ -20,7 +20,7 @@ using Rows2 = Kokkos::View<float**, Kokkos::LayoutRight, Mem>;
 struct TimedLaunch::Impl {
   KernelMode mode = KernelMode::forward;
   epg::LaunchOptions launch;  // the simulator's
-  int interval = 1, samples = 0, states = 0;
+  int interval = 0, samples = 0, states = 0;
   bool on_axis = false;
   std::unique_ptr<PreparedRun<Exec>> run;
   std::vector<epg::TissueViews<Mem>> chunks;
@@ -40,8 +40,7 @@ TimedLaunch::TimedLaunch(const Simulator& sim, const tissue::Tissue& tissue, Ker
   const std::int64_t voxels = tissue.voxels;
   const bool jvp = mode == KernelMode::jvp, hvp = mode == KernelMode::hvp;
   const bool vjp = mode == KernelMode::vjp || hvp;  // hvp: the reverse sweep at dual numbers
-  m.interval = checkpoint_interval > 0 ? checkpoint_interval
-                                       : epg::default_checkpoint_interval(int(sim.events()));
+  m.interval = checkpoint_interval;  // 0: the kernels' automatic interval, as the simulator's runs
   // Each kernel voxel's bytes as the simulator's own runs of the mode count
   // them, so that the launches timed are the launches it makes.
   const double per_voxel = vjp ? sim.reverse_bytes_per_voxel(tissue, m.interval, hvp)

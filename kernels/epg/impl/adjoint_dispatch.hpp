@@ -188,6 +188,13 @@ void simulate_reverse(const ExecSpace& exec,
         if (scratch_interval > 0) launch.interval = scratch_interval;
       }
       launch.stretch_in_scratch = scratch_interval > 0;
+      if constexpr (Kernel::stores_per_worker) {
+        if (checkpoint_interval == 0) {
+          launch.interval = host_stretch_interval(
+              events.count, Kernel::components * Kernel::parts * launch.padded_orders,
+              launch.interval);
+        }
+      }
       auto kernel =
           configure<Kernel, ExecSpace>(events, tissue, directions, cotangents, out, launch);
       kernel.groups = launch.groups;
